@@ -63,3 +63,111 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("demo")
     return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=2)
+
+
+@pytest.fixture(scope="session")
+def sources(demo_build: Path) -> Path:
+    """The stand-in sources the demo rendered (the demo fixture's work folder)."""
+    return demo_build.parent / "work" / "stand-in-sources"
+
+
+@pytest.fixture(scope="session")
+def demo_ids(demo_build: Path) -> list[str]:
+    """Ids of the demo videos that made it into the build."""
+    from splice_build.report import load_report
+
+    report = load_report(demo_build)
+    return sorted(v["video_id"] for v in report["videos"] if v["status"] == "included")
+
+
+# --- tiny shuffled videos for the writer, card and validator tests -----------------------
+
+TINY_RATE = 10  # fps of the tiny clips: one frame is 0.1 s
+
+
+def encode_tiny_clip(path: Path, num_frames: int, colour: tuple[int, int, int]) -> Path:
+    """A 64x48 H.264 mp4 of `num_frames` frames at TINY_RATE fps, one flat colour per step."""
+    from fractions import Fraction
+
+    import av
+    import numpy as np
+
+    with av.open(str(path), "w", format="mp4", options={"movflags": "+faststart"}) as out:
+        stream = out.add_stream("libx264", rate=Fraction(TINY_RATE))
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for i in range(num_frames):
+            img = np.empty((48, 64, 3), np.uint8)
+            img[:] = colour
+            img[:, (4 * i) % 64] = 255  # a moving bar, so frames differ
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
+            frame.pts, frame.time_base = i, Fraction(1, TINY_RATE)
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return path
+
+
+def make_tiny_shuffled_video(root: Path, video_id: str, num_clips: int, *, domain: str = "Dish"):
+    """A `ShuffledVideo` as the shuffle stage would hand it to the writer, with real clips.
+
+    Chronological step k lasts 4 + k frames and starts 1 s after the previous one ends; the
+    permutation is seeded by the video id.
+    """
+    import random
+
+    from splice_build.records import Clip, ShuffledVideo, Step, VideoEntry
+
+    folder = root / video_id
+    folder.mkdir(parents=True, exist_ok=True)
+    steps, clips, t = [], [], 3.0
+    for k in range(num_clips):
+        frames = 4 + k
+        start, end = t, t + frames / TINY_RATE
+        steps.append(
+            Step(step_id=100 + k, label=f"step {k + 1} of {video_id}", start=start, end=end)
+        )
+        path = encode_tiny_clip(folder / f"chrono{k}.mp4", frames, (40 * k % 256, 90, 160))
+        clips.append(Clip(k, path, frames / TINY_RATE, frames, start, end - 1 / TINY_RATE, 64, 48))
+        t = end + 1.0
+    entry = VideoEntry(
+        video_id=video_id,
+        task=f"Task{num_clips}",
+        domain=domain,
+        recipe_type=num_clips,
+        subset="testing" if num_clips % 2 else "training",
+        duration=t + 2.0,
+        video_url=f"https://www.youtube.com/embed/{video_id}",
+        steps=tuple(steps),
+    )
+    perm = list(range(num_clips))  # perm[label - 1] = chronological index
+    random.Random(video_id).shuffle(perm)
+    order = tuple(sorted(range(1, num_clips + 1), key=lambda label: perm[label - 1]))
+    return ShuffledVideo(
+        entry=entry,
+        clips=tuple(clips[i] for i in perm),
+        steps=tuple(steps[i] for i in perm),
+        order=order,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_videos(tmp_path_factory: pytest.TempPathFactory) -> list:
+    """Six `ShuffledVideo`s (2..7 clips, two domains) sorted by video id; do not modify."""
+    root = tmp_path_factory.mktemp("tiny_clips")
+    specs = [
+        ("a0vid", 2, "Dish"),
+        ("b1vid", 3, "Vehicle"),
+        ("c2vid", 4, "Dish"),
+        ("d3vid", 5, "Vehicle"),
+        ("e4vid", 6, "Dish"),
+        ("f5vid", 7, "Vehicle"),
+    ]
+    return [make_tiny_shuffled_video(root, v, n, domain=d) for v, n, d in specs]
+
+
+@pytest.fixture(scope="session")
+def make_tiny_video():
+    """`make_tiny_shuffled_video(root, video_id, num_clips, domain=...)` for custom sets."""
+    return make_tiny_shuffled_video

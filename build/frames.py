@@ -1,0 +1,216 @@
+"""Decoded video frames with trustworthy timestamps, for probe and cut.
+
+Annotation times are seconds from the first frame of the YouTube video, while a local file
+counts time in integer ticks of its stream's time base from some origin (non-zero for
+MPEG-PS/TS). Everything that compares a frame with a segment boundary goes through
+`to_pts`, so the comparison is done on integers (start rounded up) and never on floats.
+
+`FrameReader` decodes one source once, front to back, for all its segments: it seeks only
+over gaps long enough to be worth it, re-seeks earlier when a demuxer without an index
+lands past the target, and repairs timestamps that come out of the decoder out of order
+(AVI stores no pts, so B-frames get their decode-order times).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import av.container
+import av.stream
+
+# Seek over a gap only when it is longer than this: decoding a few seconds is cheaper
+# than a seek that restarts at the previous keyframe (YouTube keyframes are 2-5 s apart).
+SEEK_GAP_SECONDS = 4.0
+# Frames held back to repair out-of-order timestamps: more than any B-frame reorder depth
+# (H.264 allows 16 reference frames, real encoders reorder at most 2-4).
+REORDER_WINDOW = 8
+# How far the first re-seek steps back when a seek overshoots; doubled on each retry.
+RESEEK_STEP_SECONDS = 1.0
+
+# Errors a damaged or unsupported source raises while opening, demuxing or decoding.
+DECODE_ERRORS = (av.FFmpegError, OSError, EOFError, ValueError)
+
+Frame = tuple[int, av.VideoFrame]  # (pts in the stream's time base, frame)
+
+
+def open_video(path: Path) -> tuple[av.container.InputContainer, av.stream.Stream]:
+    """Open a source and its first video stream, with the decoder's threads enabled.
+
+    Raises ``LookupError`` when the file has no video stream and PyAV's errors when the
+    file cannot be opened.
+    """
+    container = av.open(str(path), mode="r")
+    try:
+        if not container.streams.video:
+            raise LookupError(f"{path} has no video stream")
+        stream = container.streams.video[0]
+        if stream.codec_context is None:
+            raise LookupError(f"{path}: no decoder for its video stream")
+        stream.codec_context.thread_type = "AUTO"  # measured: much faster than the default
+    except BaseException:
+        container.close()
+        raise
+    return container, stream
+
+
+def stream_origin(container: av.container.InputContainer, stream: av.stream.Stream) -> int:
+    """The pts (stream time base) of source time 0: the stream's start time.
+
+    MPEG-PS/TS start at an arbitrary clock value; annotations count from the first frame.
+    """
+    if stream.start_time is not None:
+        return int(stream.start_time)
+    if container.start_time is not None:
+        return math.ceil(Fraction(container.start_time, av.time_base) / stream.time_base)
+    return 0
+
+
+def source_rate(stream: av.stream.Stream) -> Fraction | None:
+    """The stream's average frame rate, with sane denominators (30000/1001 survives)."""
+    for rate in (stream.average_rate, stream.guessed_rate, stream.base_rate):
+        if rate:
+            rate = Fraction(rate).limit_denominator(1001)
+            if 0 < rate <= 1000:
+                return rate
+    return None
+
+
+def exact_seconds(seconds: float) -> Fraction:
+    """A float annotation time as the decimal it was written as (0.04 is 1/25, not more).
+
+    Without this, ``0.04 * 12800`` is 512.0000000001 and rounding up would drop the frame
+    that starts exactly at the boundary.
+    """
+    return Fraction(repr(float(seconds)))
+
+
+def to_pts(seconds: float, time_base: Fraction, origin: int) -> int:
+    """First integer pts at or after a source time: the start of a half-open range."""
+    return origin + math.ceil(exact_seconds(seconds) / Fraction(time_base))
+
+
+def to_seconds(pts: int, time_base: Fraction, origin: int) -> float:
+    return float((pts - origin) * Fraction(time_base))
+
+
+class FrameReader:
+    """Frames of one video stream in presentation order, with monotonic integer pts.
+
+    Use `frames_from(start_pts)` once per segment, in chronological order, and hand the
+    first frame past a segment's end back with `push_back`, so adjacent segments share
+    one pass of the decoder.
+    """
+
+    def __init__(
+        self,
+        container: av.container.InputContainer,
+        stream: av.stream.Stream,
+        seek_gap_seconds: float | None = None,
+    ):
+        self.container = container
+        self.stream = stream
+        self.time_base = Fraction(stream.time_base)
+        self.origin = stream_origin(container, stream)
+        rate = source_rate(stream) or Fraction(25)
+        self._tick = max(1, round(1 / (rate * self.time_base)))  # one nominal frame
+        gap = SEEK_GAP_SECONDS if seek_gap_seconds is None else seek_gap_seconds
+        self._seek_gap = math.ceil(Fraction(repr(gap)) / self.time_base)
+        self._reseek_step = math.ceil(Fraction(repr(RESEEK_STEP_SECONDS)) / self.time_base)
+        self._frames: Iterator[Frame] = self._decode()
+        self._held: Frame | None = None
+        # Every frame with pts <= _floor is behind the reader; None: nothing read yet.
+        self._floor: int | None = None
+        self._floor_before: int | None = None
+        self.seeks = 0  # how many seeks were made (for tests and benchmarks)
+
+    def push_back(self, item: Frame) -> None:
+        """Return the frame just taken so that the next `frames_from` starts with it."""
+        self._held = item
+        self._floor = self._floor_before
+
+    def frames_from(self, start_pts: int) -> Iterator[Frame]:
+        """Frames with pts >= start_pts up to the end of the stream (stop when done)."""
+        if self._needs_seek(start_pts):
+            self._seek(start_pts)
+        while (item := self._next()) is not None:
+            if item[0] >= start_pts:
+                yield item
+
+    def _needs_seek(self, start_pts: int) -> bool:
+        if self._floor is None and self._held is None:  # at the origin
+            return start_pts - self.origin > self._seek_gap
+        if self._floor is not None and start_pts <= self._floor:
+            return True  # behind us: only a seek can go back
+        ahead = self._held[0] if self._held is not None else self._floor
+        return start_pts - ahead > self._seek_gap
+
+    def _seek(self, target: int) -> None:
+        """Seek to the last keyframe at or before target, backing off on overshoot."""
+        back = 0
+        while True:
+            seek_to = target - back
+            at_origin = seek_to <= self.origin
+            self.seeks += 1
+            self.container.seek(max(seek_to, self.origin), stream=self.stream, backward=True)
+            self._frames = self._decode()
+            self._held = None
+            item = next(self._frames, None)
+            if item is not None and (item[0] <= target or at_origin):
+                self._held = item
+                self._floor = item[0] - 1
+                return
+            if item is None and at_origin:
+                self._floor = None
+                return  # an empty stream: callers see no frames
+            # Landed past the target (an index-less demuxer guessed a byte offset, or the
+            # data there is gone): step back further and decode forward again.
+            back = max(2 * back, self._reseek_step)
+
+    def _next(self) -> Frame | None:
+        if self._held is not None:
+            item, self._held = self._held, None
+        else:
+            item = next(self._frames, None)
+        if item is not None:
+            self._floor_before, self._floor = self._floor, item[0]
+        return item
+
+    def _decode(self) -> Iterator[Frame]:
+        """Decoded frames, re-labelled with their window's smallest pending timestamps.
+
+        The decoder emits frames in presentation order; when the container stored no pts
+        (AVI) the labels come in decode order. Giving each frame the smallest timestamp
+        among the frames held back restores the right labels, and is a no-op for a
+        well-formed stream.
+        """
+        window: deque[av.VideoFrame] = deque()
+        stamps: list[int] = []
+        last_in: int | None = None
+        last_out: int | None = None
+
+        def emit() -> Frame:
+            nonlocal last_out
+            pts = heapq.heappop(stamps)
+            if last_out is not None and pts <= last_out:
+                pts = last_out + self._tick  # duplicate or broken stamp: keep time moving
+            last_out = pts
+            return pts, window.popleft()
+
+        for packet in self.container.demux(self.stream):
+            for frame in packet.decode():
+                pts = frame.pts if frame.pts is not None else frame.dts
+                if pts is None:
+                    pts = self.origin if last_in is None else last_in + self._tick
+                last_in = pts
+                window.append(frame)
+                heapq.heappush(stamps, pts)
+                if len(window) > REORDER_WINDOW:
+                    yield emit()
+        while window:
+            yield emit()

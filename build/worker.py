@@ -1,0 +1,74 @@
+"""The per-video work (probe, then cut), the same for every executor.
+
+A task carries only plain values so it pickles to a process pool or a Ray worker; its
+result is small (an outcome, not clips), so the driver's memory stays bounded: clips stay
+on disk in the work folder until the writer streams them into shards.
+"""
+
+from __future__ import annotations
+
+import shutil
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cut, probe
+from .records import CutSettings, SkipVideo, VideoEntry
+from .workdir import WorkDir, work_key
+
+
+@dataclass(frozen=True)
+class VideoTask:
+    entry: VideoEntry
+    videos_dir: Path
+    work_root: Path
+    settings: CutSettings
+    tolerance: float = 1.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    video_id: str
+    ok: bool
+    num_clips: int = 0
+    seconds: float = 0.0  # seconds of clips produced, for progress rates
+    stage: str = ""
+    reason: str = ""
+
+
+def process_video(task: VideoTask) -> Outcome:
+    """Probe and cut one video into the work folder; any failure skips only this video."""
+    entry = task.entry
+    work = WorkDir(task.work_root)
+    key = work_key(entry, task.settings)
+    done = work.load(entry.video_id, key)
+    if done is not None:
+        return _ok(done)
+    tmp = None
+    try:
+        probed = probe.probe(entry, task.videos_dir, tolerance=task.tolerance)
+        tmp = work.new_temp_dir(entry.video_id)
+        video = cut.cut_video(probed, tmp, task.settings)
+        committed = work.commit(tmp, video, key)
+        tmp = None
+        return _ok(committed)
+    except SkipVideo as exc:
+        return Outcome(entry.video_id, False, stage=exc.stage, reason=exc.reason)
+    except Exception as exc:  # one broken video must never stop the build
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{Path(last.filename).name}:{last.lineno}"
+        return Outcome(
+            entry.video_id, False, stage="cut", reason=f"{type(exc).__name__}: {exc} ({where})"
+        )
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _ok(video) -> Outcome:
+    return Outcome(
+        video.entry.video_id,
+        True,
+        num_clips=len(video.clips),
+        seconds=sum(c.duration for c in video.clips),
+    )

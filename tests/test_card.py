@@ -1,0 +1,231 @@
+"""Stage 7: build statistics, the dataset card, and `load_dataset` on a written folder."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import datasets
+import pytest
+from datasets import List, Video
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCard
+
+from splice_build.card import (
+    STAND_IN_NOTICE,
+    TABLE1_HEADER,
+    Provenance,
+    markdown_table,
+    render_card,
+    table1_rows,
+    write_card,
+)
+from splice_build.stats import BIN_LABELS, VideoStats, compute_stats, duration_bin
+from splice_build.write import write_dataset
+from splice_dataset import CONFIGS, DEFAULT_CONFIG, clip_file_name, columns, features
+
+SHA = "0123456789abcdef" * 4
+
+
+def _provenance(stand_in: bool = False) -> Provenance:
+    return Provenance(
+        annotations_file="COIN.json",
+        annotations_sha256=SHA,
+        seed=7,
+        cut_settings={"max_side": 448, "fps": None},
+        videos_in_annotations=9,
+        videos_included=6,
+        videos_skipped=3,
+        skipped_by_stage={"select": 2, "probe": 1},
+        stand_in=stand_in,
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, tiny_videos) -> Path:
+    out = tmp_path_factory.mktemp("card") / "splice"
+    written = write_dataset(tiny_videos, out, rows_per_row_group=2)
+    write_card(out, written, _provenance(stand_in=True))
+    return out
+
+
+# --- statistics ----------------------------------------------------------------------
+
+
+def _v(vid: str, n: int, duration: float, domain: str = "Dish", task: str = "T") -> VideoStats:
+    return VideoStats(vid, task, domain, 1, "testing", n, duration)
+
+
+def test_duration_bins_are_left_open_right_closed_with_overflow():
+    assert BIN_LABELS[0] == "<= 2" and BIN_LABELS[-1] == "> 330"
+    assert BIN_LABELS[1:-1] == (
+        "(2, 35]",
+        "(35, 68]",
+        "(68, 100]",
+        "(100, 133]",
+        "(133, 166]",
+        "(166, 198]",
+        "(198, 330]",
+    )
+    cases = {0.5: 0, 2.0: 0, 2.01: 1, 35.0: 1, 35.001: 2, 100.0: 3, 198.0: 6, 330.0: 7, 331: 8}
+    for duration, index in cases.items():
+        assert duration_bin(duration) == index, duration
+
+
+def test_table6_statistics():
+    videos = [
+        _v("a", 2, 10.0, "Dish", "T1"),
+        _v("b", 2, 40.0, "Dish", "T2"),
+        _v("c", 2, 400.0, "Vehicle", "T3"),
+        _v("d", 3, 1.0, "Vehicle", "T3"),
+    ]
+    stats = compute_stats(videos)
+    assert [r.num_clips for r in stats.rows] == [2, 3, 4, 5, 6, 7]
+    two, three, four = stats.rows[:3]
+    assert (two.videos, two.clips) == (3, 6)
+    assert two.mean_duration == pytest.approx(150.0)
+    assert two.std_duration == pytest.approx(statistics.stdev([10.0, 40.0, 400.0]))  # sample
+    assert two.bins == (0, 1, 1, 0, 0, 0, 0, 0, 1)
+    assert three.std_duration is None and three.bins[0] == 1  # one video; <= 2 s
+    assert (four.videos, four.mean_duration, four.std_duration) == (0, None, None)
+    assert sum(stats.bin_totals) == stats.videos == 4
+    assert stats.clips == 9 and stats.tasks == 3
+    assert [(d.domain, d.videos, d.clips, d.tasks) for d in stats.domains] == [
+        ("Dish", 2, 4, 2),
+        ("Vehicle", 2, 5, 1),
+    ]
+    assert stats.subsets == (("testing", 4),)
+    assert table1_rows(stats)[:3] == [("2", "3", "150.00"), ("3", "1", "1.00"), ("4", "0", "–")]
+
+
+def test_statistics_of_the_real_annotations(coin_json_path):
+    """Every 2..7-step video of the real file lands in exactly one row and one bin."""
+    from splice_build.ingest import load_annotations
+
+    entries = [e for e in load_annotations(coin_json_path).entries if 2 <= e.num_steps <= 7]
+    videos = [
+        VideoStats(
+            e.video_id,
+            e.task,
+            e.domain,
+            e.recipe_type,
+            e.subset,
+            e.num_steps,
+            sum(s.end - s.start for s in e.steps),
+        )
+        for e in entries
+    ]
+    stats = compute_stats(videos)
+    assert stats.videos == len(entries) > 5000
+    assert [r.num_clips for r in stats.rows] == [2, 3, 4, 5, 6, 7]
+    assert stats.clips == sum(e.num_steps for e in entries)
+    assert sum(stats.bin_totals) == stats.videos
+    assert all(sum(r.bins) == r.videos for r in stats.rows)
+    assert len(stats.domains) == 12
+    assert sum(d.videos for d in stats.domains) == stats.videos
+    # more steps, longer videos on average (as in the paper's Table 1, at least from 2 to 5)
+    means = [r.mean_duration for r in stats.rows]
+    assert means[0] < means[1] < means[2] < means[3]
+
+
+# --- the card --------------------------------------------------------------------------
+
+
+def test_card_yaml_parses_and_describes_the_configs(built):
+    card = DatasetCard.load(built / "README.md")
+    data = card.data.to_dict()
+    assert data["license"] == "cc-by-nc-4.0"
+    assert "video-text-to-text" in data["task_categories"]
+    assert "stand-in-videos" in data["tags"]
+    assert data["pretty_name"] == "SPLICE"
+    configs = {c["config_name"]: c for c in data["configs"]}
+    assert set(configs) == set(CONFIGS)
+    assert configs["video_text"]["default"] is True
+    assert configs["video"]["data_files"] == [{"split": "test", "path": "data/test-*.parquet"}]
+    assert configs["text"]["data_files"] == [{"split": "test", "path": "text/test-*.parquet"}]
+    assert configs["video"]["columns"] == list(columns("video"))
+    assert configs["video_text"]["columns"] == list(columns("video_text"))
+    infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    for config in CONFIGS:
+        assert infos[config].features == features(config)
+        assert infos[config].splits["test"].num_examples == 6
+    assert infos["video"].splits["test"].num_bytes < infos["video_text"].splits["test"].num_bytes
+    assert infos["text"].download_size < infos["video"].download_size
+    assert datasets.get_dataset_default_config_name(str(built)) == DEFAULT_CONFIG
+    assert sorted(datasets.get_dataset_config_names(str(built))) == sorted(CONFIGS)
+
+
+def test_card_body(built, tiny_videos):
+    text = (built / "README.md").read_text()
+    assert STAND_IN_NOTICE.strip() in text
+    assert 'load_dataset("splice", "video_text"' in text
+    assert 'evaluate.load("splice_metric")' in text
+    assert "sample_frames(" in text
+    assert SHA in text and "Seed:** 7" in text
+    assert "probe: 1, select: 2" in text
+    assert "CC BY-NC 4.0" in text and "non-commercial research only" in text
+    assert "may not\ndistribute or broadcast the dataset" in text
+    for key in ("ballout2025splice", "tang2019coin", "tang2020comprehensive"):
+        assert key in text
+    stats = compute_stats(
+        VideoStats(v.entry.video_id, v.entry.task, v.entry.domain, 1, "t", len(v.clips),
+                   sum(c.duration for c in v.clips))
+        for v in tiny_videos
+    )  # fmt: skip
+    assert markdown_table(TABLE1_HEADER, table1_rows(stats)) in text
+    assert "| Dish | 3 | 3 | 12 |" in text and "| Vehicle | 3 | 3 | 15 |" in text
+
+
+def test_card_template_is_reusable_and_deterministic(tmp_path, tiny_videos):
+    written = write_dataset(tiny_videos[:2], tmp_path / "out")
+    plain = render_card(written, _provenance())
+    assert plain == render_card(written, _provenance())
+    assert STAND_IN_NOTICE.strip() not in plain
+    readme = render_card(
+        written,
+        _provenance(),
+        title="SPLICE reference implementation",
+        intro="Build, load and score SPLICE.",
+        extra_sections=[("Repository layout", "`build/` is the pipeline.")],
+        front_matter=False,
+    )
+    assert readme.startswith("# SPLICE reference implementation\n")
+    assert "Build, load and score SPLICE." in readme
+    assert "## Repository layout\n\n`build/` is the pipeline.\n" in readme
+    assert readme.index("## Repository layout") < readme.index("## Licence")
+
+
+# --- load_dataset on the written folder --------------------------------------------------
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_load_dataset_every_config(built, tiny_videos, config):
+    ds = datasets.load_dataset(str(built), config, split="test")
+    assert ds.column_names == list(columns(config))
+    assert ds.num_rows == len(tiny_videos)
+    if "clips" in ds.column_names:
+        assert ds.features["clips"] == List(Video())
+        ds = ds.cast_column("clips", List(Video(decode=False)))
+    rows = list(ds)
+    for row, video in zip(rows, tiny_videos, strict=True):
+        assert row["video_id"] == video.entry.video_id
+        assert row["answer"]["order"] == list(video.order)
+        if "clips" in row:
+            assert [c["path"] for c in row["clips"]] == [
+                clip_file_name(video.entry.video_id, k) for k in range(1, len(video.clips) + 1)
+            ]
+            assert row["clips"][0]["bytes"] == video.clips[0].path.read_bytes()
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_load_dataset_streaming_every_config(built, tiny_videos, config):
+    ds = datasets.load_dataset(str(built), config, split="test", streaming=True)
+    if "clips" in columns(config):
+        ds = ds.decode(False)
+    rows = list(ds)
+    assert [list(r) for r in rows] == [list(columns(config))] * len(tiny_videos)
+    assert [r["video_id"] for r in rows] == [v.entry.video_id for v in tiny_videos]
+    if "clips" in columns(config):
+        first = rows[0]["clips"][0]
+        assert first["path"] == clip_file_name(tiny_videos[0].entry.video_id, 1)
+        assert first["bytes"] == tiny_videos[0].clips[0].path.read_bytes()

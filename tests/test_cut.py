@@ -1,0 +1,273 @@
+"""Stage 4, cut: frame-exact clips from real footage and from generated edge cases.
+
+Expected frames always come from decoding the source independently (tests/videos.py),
+and clip frames are identified by their pixels, not by the cutter's own report.
+"""
+
+from __future__ import annotations
+
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from splice_build import cut as cut_module
+from splice_build import frames as frames_module
+from splice_build.cut import cut_video, output_rate, output_size
+from splice_build.probe import probe
+from splice_build.records import CutSettings, SkipVideo
+from tests.videos import (
+    clip_frames,
+    entry,
+    mp4_top_level_boxes,
+    read_index,
+    source_frames,
+    truncate,
+    write_video,
+)
+
+
+def _cut(src: Path, tmp_path: Path, segments, settings=CutSettings(), video_id="vid"):
+    videos = tmp_path / "videos"
+    videos.mkdir(exist_ok=True)
+    shutil.copy(src, videos / f"{video_id}{src.suffix}")
+    probed = probe(entry(video_id, segments), videos)
+    return probed, cut_video(probed, tmp_path / "clips" / video_id, settings)
+
+
+def _expected(frames, start: float, end: float) -> list[int]:
+    """Indices of the source frames of [start, end), by the source's own timestamps."""
+    s, e = Fraction(repr(start)), Fraction(repr(end))
+    return [i for i, (t, _) in enumerate(frames) if s <= t < e]
+
+
+def _gray(frame: av.VideoFrame, size: tuple[int, int]) -> np.ndarray:
+    return frame.reformat(width=size[0], height=size[1], format="gray").to_ndarray().astype(float)
+
+
+def _closest_source_frame(clip_frame, frames, around: int, size) -> int:
+    """Index of the source frame (near ``around``) that a clip frame's pixels match best."""
+    candidates = range(max(0, around - 3), min(len(frames), around + 4))
+    picture = _gray(clip_frame, size)
+    errors = {i: np.mean((picture - _gray(frames[i][1], size)) ** 2) for i in candidates}
+    return min(errors, key=errors.get)
+
+
+REAL_CASES = [
+    # bikes: 25 fps from 0; boundaries on a frame (2.32), between frames, adjacent steps
+    ("bikes_mp4", [(0.5, 2.32), (2.32, 4.0), (7.01, 9.99)], 448),
+    # city: MPEG-2 PS starting at 0.54 s, odd height; also downscaled
+    ("city_mpg", [(0.1, 1.0), (1.3, 3.33), (5.0, 7.3)], 448),
+    ("city_mpg", [(0.0, 2.0), (6.0, 7.5)], 200),
+]
+
+
+@pytest.mark.parametrize(("fixture", "segments", "max_side"), REAL_CASES)
+def test_real_footage_is_cut_frame_exact(request, tmp_path, fixture, segments, max_side):
+    src = request.getfixturevalue(fixture)
+    frames = source_frames(src)
+    _, cut = _cut(src, tmp_path, segments, CutSettings(max_side=max_side))
+    assert len(cut.clips) == len(segments)
+    fps = 25
+    for clip, (start, end) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, end)
+        got = clip_frames(clip.path)
+        size = (got[0].width, got[0].height)
+        assert len(got) == clip.num_frames == len(want)
+        # first and last frame: the source's own times, and the pixels agree
+        assert clip.first_time == pytest.approx(float(frames[want[0]][0]), abs=1e-9)
+        assert clip.last_time == pytest.approx(float(frames[want[-1]][0]), abs=1e-9)
+        assert frames[want[0]][0] >= Fraction(repr(start))
+        assert want[0] == 0 or frames[want[0] - 1][0] < Fraction(repr(start))
+        assert frames[want[-1]][0] < Fraction(repr(end))
+        assert want[-1] + 1 == len(frames) or frames[want[-1] + 1][0] >= Fraction(repr(end))
+        assert _closest_source_frame(got[0], frames, want[0], size) == want[0]
+        assert _closest_source_frame(got[-1], frames, want[-1], size) == want[-1]
+        # clip time starts at 0 and runs at the source rate
+        assert got[0].pts == 0
+        assert [float(f.time) for f in got] == pytest.approx([k / fps for k in range(len(got))])
+        assert abs(clip.duration - (end - start)) <= 1 / fps + 1e-9
+
+
+def test_output_properties(bikes_mp4, city_mpg, tmp_path):
+    _, cut = _cut(bikes_mp4, tmp_path, [(1.0, 3.0), (4.0, 6.0)])
+    _, city = _cut(city_mpg, tmp_path, [(1.0, 3.0)], video_id="city")
+    _, small = _cut(bikes_mp4, tmp_path, [(1.0, 2.0)], CutSettings(max_side=136), "small")
+    for clip, (w, h) in [
+        (cut.clips[0], (640, 272)),  # short side 272 < 448: never upscaled
+        (cut.clips[1], (640, 272)),
+        (city.clips[0], (720, 404)),  # odd 405 -> even
+        (small.clips[0], (320, 136)),  # short side capped
+    ]:
+        assert (clip.width, clip.height) == (w, h)
+        with av.open(str(clip.path)) as container:
+            assert not container.streams.audio
+            assert len(container.streams) == 1
+            stream = container.streams.video[0]
+            assert stream.codec_context.name == "h264"
+            assert stream.codec_context.pix_fmt == "yuv420p"
+            assert (stream.width, stream.height) == (w, h)
+            assert stream.width % 2 == 0 and stream.height % 2 == 0
+            assert not any("time" in key for key in container.metadata)  # no creation_time
+            assert not any("time" in key for key in stream.metadata)
+            first = next(container.decode(stream))
+            assert first.pts == 0 and first.time == 0
+        boxes = mp4_top_level_boxes(clip.path)
+        assert boxes.index("moov") < boxes.index("mdat")  # +faststart
+
+
+def test_source_is_opened_once_for_all_segments(bikes_mp4, tmp_path, monkeypatch):
+    opened = []
+    real_open = cut_module.open_video
+    monkeypatch.setattr(cut_module, "open_video", lambda p: opened.append(p) or real_open(p))
+    _, cut = _cut(bikes_mp4, tmp_path, [(0.2, 1.0), (1.0, 2.0), (3.0, 4.0), (8.0, 9.0)])
+    assert len(opened) == 1 and len(cut.clips) == 4
+
+
+GENERATED = {
+    # variable frame rate: alternating 40 ms and 120 ms frame gaps, in mp4; the clip
+    # evens it out at the average rate, so one of the last two frames may be thinned out
+    "vfr.mp4": dict(
+        n_frames=40,
+        fps=Fraction(25, 2),
+        time_base=Fraction(1, 1000),
+        pts=[sum(40 if j % 2 == 0 else 120 for j in range(i)) for i in range(40)],
+    ),
+    # AVI stores no pts: B-frames come out of the decoder labelled in decode order
+    "bframes.avi": dict(fmt="avi", b_frames=2),
+    "mpeg4.avi": dict(fmt="avi", codec="mpeg4", b_frames=2),
+    # 29.97 fps in a millisecond time base: jittered timestamps
+    "ntsc.mkv": dict(fps=Fraction(30000, 1001), n_frames=90),
+    "vp8.webm": dict(codec="libvpx", size=(80, 60)),
+    # MPEG-TS: non-zero start time, B-frames
+    "mpeg2.ts": dict(codec="mpeg2video", fmt="mpegts", b_frames=2),
+    # odd sizes, 4:4:4 and RGB sources
+    "odd444.mp4": dict(size=(99, 75), pix_fmt="yuv444p"),
+    "rgb.mkv": dict(codec="libx264rgb", pix_fmt="rgb24", size=(66, 50)),
+    "png.mov": dict(codec="png", pix_fmt="rgb24", size=(65, 49)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_generated_sources_are_cut_frame_exact(tmp_path, name):
+    src = write_video(tmp_path / name, **GENERATED[name])
+    frames = source_frames(src)
+    assert [read_index(f) for _, f in frames] == list(range(len(frames)))
+    end = float(frames[-1][0]) + 0.01
+    segments = [(0.15, 1.0), (1.0, 1.65), (2.05, end)]
+    probed, cut = _cut(src, tmp_path, segments)
+    variable = name.startswith("vfr")
+    rate = output_rate(Fraction(probed.source.fps).limit_denominator(1001), None)
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        assert clip.width % 2 == 0 and clip.height % 2 == 0
+        assert clip.width <= probed.source.width and clip.height <= probed.source.height
+        if variable:  # evened out to a constant rate: same ends, in order, nothing foreign
+            assert got[0] == want[0] and got[-1] in want[-2:]
+            assert got == sorted(got) and set(got) <= set(want)
+        else:
+            assert got == want
+        assert clip.num_frames == len(got)
+        assert clip.duration == pytest.approx(len(got) / float(rate))
+        assert abs(clip.duration - (stop - start)) <= 1 / float(rate) + 1e-6
+
+
+@pytest.mark.parametrize(("name", "fmt", "codec"), [
+    ("long.mp4", None, "libx264"),
+    ("long.ts", "mpegts", "mpeg2video"),
+    ("long.mpg", "mpeg", "mpeg2video"),
+    ("long.mkv", None, "mpeg4"),
+])
+def test_seeks_over_gaps_stay_frame_exact(tmp_path, monkeypatch, name, fmt, codec):
+    """With a tiny seek threshold every gap is a seek, also in index-less MPEG-PS/TS."""
+    src = write_video(tmp_path / name, n_frames=200, fps=10, fmt=fmt, codec=codec, gop=12)
+    frames = source_frames(src)
+    monkeypatch.setattr(frames_module, "SEEK_GAP_SECONDS", 0.5)
+    seeks = []
+    real_seek = frames_module.FrameReader._seek
+    monkeypatch.setattr(
+        frames_module.FrameReader, "_seek", lambda self, t: seeks.append(t) or real_seek(self, t)
+    )
+    segments = [(0.3, 1.05), (4.15, 5.0), (9.93, 11.0), (11.0, 11.3), (17.0, 19.0)]
+    _, cut = _cut(src, tmp_path, segments)
+    assert len(seeks) >= 3
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        assert [read_index(f) for f in clip_frames(clip.path)] == _expected(frames, start, stop)
+
+
+def test_fps_option_lowers_the_rate_but_never_raises_it(tmp_path):
+    src = write_video(tmp_path / "ten.mp4", n_frames=40, fps=10)
+    _, low = _cut(src, tmp_path, [(0.3, 2.3)], CutSettings(fps=5), "low")
+    got = [read_index(f) for f in clip_frames(low.clips[0].path)]
+    assert got == list(range(3, 23, 2))  # first frame is still the step's first frame
+    assert low.clips[0].duration == pytest.approx(2.0)
+    _, high = _cut(src, tmp_path, [(0.3, 2.3)], CutSettings(fps=50), "high")
+    assert [read_index(f) for f in clip_frames(high.clips[0].path)] == list(range(3, 23))
+    with av.open(str(high.clips[0].path)) as container:
+        assert container.streams.video[0].average_rate == 10
+
+
+def test_step_without_frames_is_skipped_and_its_clips_removed(tmp_path):
+    # frames at 0.0-0.9 s, then one frame at 3.0 s: a step inside the hole has no frame
+    pts = [*range(0, 1000, 100), 3000, 3100]
+    src = write_video(tmp_path / "hole.mp4", n_frames=12, time_base=Fraction(1, 1000), pts=pts)
+    with pytest.raises(SkipVideo) as raised:
+        _cut(src, tmp_path, [(0.2, 0.6), (1.5, 2.5), (3.0, 3.2)])
+    assert raised.value.stage == "cut"
+    assert "step 2" in raised.value.reason and "hole.mp4" in raised.value.reason
+    assert not list((tmp_path / "clips" / "vid").glob("*.mp4"))
+
+
+def test_source_damaged_after_probe_is_skipped(tmp_path):
+    src = write_video(tmp_path / "gone.mp4", n_frames=60, fps=10)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / "vid.mp4")
+    probed = probe(entry("vid", [(0.5, 1.0), (4.0, 5.9)]), videos)
+    (videos / "vid.mp4").write_bytes(b"")
+    with pytest.raises(SkipVideo) as raised:
+        cut_video(probed, tmp_path / "clips", CutSettings())
+    assert raised.value.stage == "cut" and "vid.mp4" in raised.value.reason
+
+
+def test_truncated_tail_gives_skip_not_crash(tmp_path):
+    src = write_video(tmp_path / "tail.mkv", n_frames=100, fps=10)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / "vid.mkv")
+    probed = probe(entry("vid", [(0.5, 1.0), (8.5, 9.5)]), videos)
+    truncate(videos / "vid.mkv", 0.4)
+    with pytest.raises(SkipVideo) as raised:
+        cut_video(probed, tmp_path / "clips", CutSettings())
+    assert raised.value.stage == "cut" and "vid.mkv" in raised.value.reason
+
+
+@pytest.mark.parametrize(
+    ("size", "max_side", "sar", "expected"),
+    [
+        ((640, 272), 448, None, (640, 272)),
+        ((1920, 1080), 448, None, (796, 448)),
+        ((1080, 1920), 448, None, (448, 796)),
+        ((720, 405), 448, None, (720, 404)),
+        ((99, 75), 448, None, (98, 74)),
+        ((720, 480), 448, Fraction(32, 27), (720, 404)),  # anamorphic: height shrinks
+        ((720, 480), 448, Fraction(8, 9), (598, 448)),
+    ],
+)
+def test_output_size(size, max_side, sar, expected):
+    width, height = output_size(*size, max_side, sar)
+    assert (width, height) == expected
+    assert width <= size[0] and height <= size[1]
+
+
+def test_audio_clips_are_refused_clearly(bikes_mp4, tmp_path):
+    videos = tmp_path / "v"
+    videos.mkdir()
+    shutil.copy(bikes_mp4, videos / "b.mp4")
+    probed = probe(entry("b", [(1.0, 2.0)]), videos)
+    with pytest.raises(ValueError, match="audio"):
+        cut_video(probed, tmp_path / "c", CutSettings(audio=True))

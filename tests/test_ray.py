@@ -1,0 +1,78 @@
+"""The Ray executor on a local Ray instance: same output as the local executor, broken
+sources reported, and a build resumed after its driver was killed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is the optional extra splice-benchmark[ray]")
+
+from splice_build.pipeline import run_build  # noqa: E402
+from tests.build_helpers import config, subset_annotations, tree_digest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_ray_matches_local_and_reports_broken_source(
+    ray_local, tmp_path: Path, sources: Path, demo_ids: list[str]
+) -> None:
+    ids = demo_ids[:4]
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for vid in ids[:3]:
+        shutil.copy(sources / f"{vid}.mp4", videos / f"{vid}.mp4")
+    (videos / f"{ids[3]}.mp4").write_bytes(b"\x00" * 1000)  # broken: not a video
+    annotations = subset_annotations(tmp_path, ids)
+    local = run_build(config(annotations, videos, tmp_path / "local" / "splice"))
+    remote = run_build(config(annotations, videos, tmp_path / "ray" / "splice", executor="ray"))
+    assert tree_digest(remote.out) == tree_digest(local.out)
+    skipped = {v.video_id: v for v in remote.report.skipped}
+    assert list(skipped) == [ids[3]]
+    assert skipped[ids[3]].stage == "probe" and skipped[ids[3]].reason
+    assert remote.problems == []
+
+
+def test_ray_build_resumes_after_driver_is_killed(
+    ray_local, tmp_path: Path, sources: Path, demo_ids: list[str]
+) -> None:
+    annotations = subset_annotations(tmp_path, demo_ids[:4])
+    straight = run_build(config(annotations, sources, tmp_path / "straight" / "splice")).out
+    out = tmp_path / "c" / "splice"
+    work = tmp_path / "c" / "work"
+    cmd = [
+        sys.executable, "-m", "splice_build.cli", "build", "--annotations", str(annotations),
+        "--videos", str(sources), "--out", str(out), "--work", str(work),
+        "--executor", "ray", "--workers", "1", "--no-progress", "--no-validate",
+    ]  # fmt: skip
+    # The killed driver starts (and takes down) its own Ray instance.
+    env = {**os.environ, "RAY_ADDRESS": "local"}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    videos = work / "videos"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if videos.is_dir() and any((p / "cut.json").exists() for p in videos.glob("[!.]*")):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before its driver could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
+    proc.wait()
+    committed = [p.name for p in videos.glob("[!.]*") if (p / "cut.json").exists()]
+    assert 1 <= len(committed) < 4 and not out.exists()
+    resumed = run_build(config(annotations, sources, out, work=work, executor="ray")).out
+    assert tree_digest(resumed) == tree_digest(straight)

@@ -1,0 +1,175 @@
+"""Test helpers: tiny videos made with PyAV (good and broken) and ways to read them back.
+
+Every generated frame carries its own index as a row of black/white bars (a binary
+number), big enough to survive H.264 and downscaling, so a test can tell exactly which
+source frame ended up in a clip instead of trusting the cutter's own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+
+from splice_build.records import Step, VideoEntry
+
+INDEX_BITS = 8  # frames 0..255
+
+
+def index_image(index: int, width: int, height: int) -> np.ndarray:
+    """An RGB frame whose vertical bars spell ``index`` in binary (most significant left)."""
+    if not 0 <= index < 2**INDEX_BITS:
+        raise ValueError(f"frame index {index} does not fit in {INDEX_BITS} bits")
+    image = np.zeros((height, width, 3), np.uint8)
+    edges = np.linspace(0, width, INDEX_BITS + 1).astype(int)
+    for bit in range(INDEX_BITS):
+        if index >> (INDEX_BITS - 1 - bit) & 1:
+            image[:, edges[bit] : edges[bit + 1]] = 255
+    return image
+
+
+def read_index(frame: av.VideoFrame) -> int:
+    """The index drawn by `index_image`, read from the centre of each bar."""
+    gray = frame.to_ndarray(format="gray").astype(float)
+    height, width = gray.shape
+    edges = np.linspace(0, width, INDEX_BITS + 1)
+    value = 0
+    for bit in range(INDEX_BITS):
+        lo, hi = int(edges[bit] + 0.3 * (edges[bit + 1] - edges[bit])), int(
+            edges[bit] + 0.7 * (edges[bit + 1] - edges[bit])
+        )
+        level = gray[height // 4 : 3 * height // 4, lo : max(hi, lo + 1)].mean()
+        value = value << 1 | int(level > 128)
+    return value
+
+
+def write_video(
+    path: Path,
+    *,
+    n_frames: int = 30,
+    fps: Fraction | int = 10,
+    size: tuple[int, int] = (64, 48),
+    codec: str = "libx264",
+    pix_fmt: str = "yuv420p",
+    fmt: str | None = None,
+    pts: Sequence[int] | None = None,
+    time_base: Fraction | None = None,
+    b_frames: int | None = None,
+    gop: int | None = None,
+    audio: bool = False,
+) -> Path:
+    """Encode ``n_frames`` index frames; ``pts``/``time_base`` make it variable frame rate."""
+    width, height = size
+    with av.open(str(path), mode="w", format=fmt) as container:
+        stream = container.add_stream(codec, rate=Fraction(fps))
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
+        if time_base is not None:
+            stream.codec_context.time_base = time_base
+        if b_frames is not None:
+            stream.codec_context.max_b_frames = b_frames
+        if gop is not None:
+            stream.codec_context.gop_size = gop
+        audio_stream = container.add_stream("aac", rate=8000) if audio else None
+        for i in range(n_frames):
+            frame = av.VideoFrame.from_ndarray(index_image(i, width, height), format="rgb24")
+            frame.pts = pts[i] if pts is not None else i
+            frame.time_base = time_base if time_base is not None else 1 / Fraction(fps)
+            for packet in stream.encode(frame.reformat(format=pix_fmt)):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+        if audio_stream is not None:
+            _write_tone(container, audio_stream, seconds=n_frames / float(fps))
+    return path
+
+
+def write_audio_only(path: Path, seconds: float = 3.0, fmt: str | None = None) -> Path:
+    """A file with one AAC stream and no video (what a downloader leaves as .m4a)."""
+    with av.open(str(path), mode="w", format=fmt) as container:
+        stream = container.add_stream("aac", rate=8000)
+        _write_tone(container, stream, seconds)
+    return path
+
+
+def _write_tone(container, stream, seconds: float) -> None:
+    rate = stream.codec_context.sample_rate
+    samples = int(seconds * rate)
+    t = np.arange(samples) / rate
+    tone = (0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    frame_size = 1024
+    for offset in range(0, samples, frame_size):
+        chunk = tone[offset : offset + frame_size][None, :]
+        frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="mono")
+        frame.sample_rate, frame.pts = rate, offset
+        for packet in stream.encode(frame):
+            container.mux(packet)
+    for packet in stream.encode(None):
+        container.mux(packet)
+
+
+def truncate(path: Path, fraction: float) -> Path:
+    """Cut a file down to a fraction of its bytes, like an interrupted download."""
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    return path
+
+
+def write_not_video(path: Path) -> Path:
+    path.write_text("<html><body>This video is unavailable.</body></html>\n" * 40)
+    return path
+
+
+def mp4_top_level_boxes(path: Path) -> list[str]:
+    """Names of the top-level boxes of an mp4, in file order (to check +faststart)."""
+    names = []
+    with open(path, "rb") as f:
+        while header := f.read(8):
+            size, name = struct.unpack(">I4s", header)
+            names.append(name.decode("latin-1"))
+            if size == 1:
+                size = struct.unpack(">Q", f.read(8))[0] - 8
+            elif size == 0:
+                break
+            f.seek(size - 8, 1)
+    return names
+
+
+def source_frames(path: Path) -> list[tuple[Fraction, av.VideoFrame]]:
+    """Every frame of a source in presentation order with its time from the stream start.
+
+    Times are the stream's own timestamps, sorted: the decoder emits frames in
+    presentation order even when a container (AVI) labels them in decode order.
+    """
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        time_base = Fraction(stream.time_base)
+        origin = stream.start_time or 0
+        frames = list(container.decode(stream))
+    stamps = sorted(f.pts if f.pts is not None else f.dts for f in frames)
+    return [((pts - origin) * time_base, f) for pts, f in zip(stamps, frames, strict=True)]
+
+
+def clip_frames(path: Path) -> list[av.VideoFrame]:
+    with av.open(str(path)) as container:
+        return list(container.decode(container.streams.video[0]))
+
+
+def entry(
+    video_id: str, segments: Sequence[tuple[float, float]], duration: float = 10.0
+) -> VideoEntry:
+    """A VideoEntry with made-up labels for the given chronological segments."""
+    steps = tuple(Step(i + 1, f"step {i + 1}", s, e) for i, (s, e) in enumerate(segments))
+    return VideoEntry(
+        video_id=video_id,
+        task="TestTask",
+        domain="TestDomain",
+        recipe_type=1,
+        subset="testing",
+        duration=duration,
+        video_url=f"https://www.youtube.com/embed/{video_id}",
+        steps=steps,
+    )
