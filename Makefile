@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.splice-installed
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench clean readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,9 @@ bench: $(STAMP)
 
 clean:
 	rm -rf splice splice-work .pytest_cache
+
+# README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
+# from the annotation file); tests/test_readme.py checks it is current.
+COIN_JSON ?= ../shared/data/coin/COIN_partial_10070_official_subset.json
+readme: $(STAMP)
+	$(PY) -m splice_build.readme --annotations $(COIN_JSON) --out README.md

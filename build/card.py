@@ -129,6 +129,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             entry["default"] = True
         configs[config] = entry
     MetadataConfigs(configs).to_dataset_card_data(data)
+    if not (written.clip_shards or written.text_shards):
+        # A card without shards (the repository's README, projected from annotations)
+        # states no sizes rather than wrong ones.
+        return _with_provenance(data, written, provenance)
     infos = {}
     for config in CONFIGS:
         num_bytes = written.num_bytes(config)
@@ -145,6 +149,12 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             dataset_size=num_bytes,
         )
     DatasetInfosDict(infos).to_dataset_card_data(data)
+    return _with_provenance(data, written, provenance)
+
+
+def _with_provenance(
+    data: DatasetCardData, written: WriteResult, provenance: Provenance | None
+) -> DatasetCardData:
     if provenance is not None:
         data["splice_build"] = {
             "version": provenance.version,
@@ -229,6 +239,8 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
             f"{len(written.text_shards)} in `{TEXT_DATA_DIR}/`",
         ),
     ]
+    if not (written.clip_shards or written.text_shards):
+        items = [(k, v) for k, v in items if k not in ("Shards", "Software")]
     lines = [f"- **{k}:** {v}" for k, v in items]
     lines.append(
         "\nEvery video of the annotation file is listed, included or skipped with the stage "

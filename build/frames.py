@@ -30,6 +30,13 @@ SEEK_GAP_SECONDS = 4.0
 # Frames held back to repair out-of-order timestamps: more than any B-frame reorder depth
 # (H.264 allows 16 reference frames, real encoders reorder at most 2-4).
 REORDER_WINDOW = 8
+# Demuxers whose frames keep their exact timestamps after a seek. MPEG-PS (and raw
+# elementary streams) re-derive timestamps from PES packets that do not start on frame
+# boundaries: after a seek, frames come out labelled one frame late (measured here on
+# MPEG-2 PS), so those sources are decoded straight through their gaps instead.
+SEEK_SAFE_FORMATS = frozenset(
+    {"mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "avi", "flv", "mpegts", "asf", "ogg"}
+)
 # How far the first re-seek steps back when a seek overshoots; doubled on each retry.
 RESEEK_STEP_SECONDS = 1.0
 
@@ -112,7 +119,10 @@ class FrameReader:
         container: av.container.InputContainer,
         stream: av.stream.Stream,
         seek_gap_seconds: float | None = None,
+        exact_seek: bool | None = None,
     ):
+        """``exact_seek=False`` allows seeking where timestamps may then be off by a frame
+        (fine for probing); None seeks only in `SEEK_SAFE_FORMATS`."""
         self.container = container
         self.stream = stream
         self.time_base = Fraction(stream.time_base)
@@ -120,6 +130,10 @@ class FrameReader:
         rate = source_rate(stream) or Fraction(25)
         self._tick = max(1, round(1 / (rate * self.time_base)))  # one nominal frame
         gap = SEEK_GAP_SECONDS if seek_gap_seconds is None else seek_gap_seconds
+        if exact_seek is None or exact_seek:
+            self.can_seek = container.format.name in SEEK_SAFE_FORMATS
+        else:
+            self.can_seek = True
         self._seek_gap = math.ceil(Fraction(repr(gap)) / self.time_base)
         self._reseek_step = math.ceil(Fraction(repr(RESEEK_STEP_SECONDS)) / self.time_base)
         self._frames: Iterator[Frame] = self._decode()
@@ -136,17 +150,19 @@ class FrameReader:
 
     def frames_from(self, start_pts: int) -> Iterator[Frame]:
         """Frames with pts >= start_pts up to the end of the stream (stop when done)."""
-        if self._needs_seek(start_pts):
+        if self._floor is not None and start_pts <= self._floor:
+            # Behind us: only a seek goes back (to the start where seeks are inexact).
+            self._seek(start_pts if self.can_seek else self.origin)
+        elif self.can_seek and self._far(start_pts):
             self._seek(start_pts)
         while (item := self._next()) is not None:
             if item[0] >= start_pts:
                 yield item
 
-    def _needs_seek(self, start_pts: int) -> bool:
+    def _far(self, start_pts: int) -> bool:
+        """Whether decoding up to start_pts would cost more than seeking to it."""
         if self._floor is None and self._held is None:  # at the origin
             return start_pts - self.origin > self._seek_gap
-        if self._floor is not None and start_pts <= self._floor:
-            return True  # behind us: only a seek can go back
         ahead = self._held[0] if self._held is not None else self._floor
         return start_pts - ahead > self._seek_gap
 

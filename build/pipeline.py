@@ -10,9 +10,11 @@ folder is keyed by what each cut depends on, and the writer sees the same sequen
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -110,6 +112,9 @@ def run_build(config: BuildConfig) -> BuildResult:
         videos_included=len(report.included),
         videos_skipped=len(report.skipped),
         stand_in=config.stand_in,
+        limit=config.limit,
+        skipped_by_stage=dict(Counter(v.stage for v in report.skipped)),
+        curation_sha256=_sha256(config.curation) if config.curation else None,
     )
     (staging / "README.md").write_text(card.render_card(written, provenance), "utf-8")
     report.write(staging)
@@ -117,7 +122,9 @@ def run_build(config: BuildConfig) -> BuildResult:
         shutil.rmtree(config.out)
     os.replace(staging, config.out)
 
-    problems = validate.validate(config.out) if config.validate else []
+    # A WebDataset-only build has no Parquet shards for `splice validate` to check.
+    check = config.validate and config.format != "webdataset"
+    problems = validate.validate(config.out) if check else []
     return BuildResult(config.out, report, problems, time.monotonic() - started)
 
 
@@ -160,6 +167,10 @@ def _shuffled(entries: list[VideoEntry], work: WorkDir, config: BuildConfig) -> 
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
         video: ShuffledVideo = shuffle.shuffle(cut, config.seed)
         yield video
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _drop_parquet(folder: Path) -> None:

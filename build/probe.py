@@ -79,7 +79,7 @@ def probe(entry: VideoEntry, videos_dir: Path, tolerance: float = 1.0) -> Probed
         raise SkipVideo("probe", f"cannot open {path} as a video: {err}") from None
     with container:
         time_base = Fraction(stream.time_base)
-        reader = FrameReader(container, stream)
+        reader = FrameReader(container, stream, exact_seek=False)  # any frame will do
         header_duration = _header_duration(container, stream, reader.origin)
         last_end = entry.steps[-1].end if entry.steps else 0.0
         needed = max(0.0, last_end - tolerance)

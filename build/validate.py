@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import av
+import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard
@@ -237,6 +238,14 @@ def _check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
     elif Features.from_arrow_schema(schema) != features(config):
         problems.append(Problem(rel, f"schema metadata does not restore the {config} features"))
     return problems
+
+
+def _open(rel: str, path: Path, problems: list[Problem]) -> pq.ParquetFile | None:
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
+        return None
 
 
 def _rows(pf: pq.ParquetFile) -> Iterator[dict[str, Any]]:
@@ -451,7 +460,9 @@ def validate_report(
     byte_sizes = dict.fromkeys(CONFIGS, 0)
     for path in clip_paths:
         rel = f"{CLIP_DATA_DIR}/{path.name}"
-        pf = pq.ParquetFile(path)
+        pf = _open(rel, path, problems)
+        if pf is None:
+            continue
         problems += _check_schema(rel, pf, "video_text")
         info = shard_info(path)
         for config in ("video", "video_text"):
@@ -464,8 +475,7 @@ def validate_report(
             if vid in seen:
                 problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
             row_problems = _check_row(row, "video_text")
-            if not row_problems:
-                row_problems = _check_clips(row, tolerance_frames, full=not quick)
+            row_problems += _check_clips(row, tolerance_frames, full=not quick)
             problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
             seen[vid] = tuple(row.get(c) for c in text_cols)
             n = row.get(NUM_CLIPS) or 0
@@ -498,7 +508,9 @@ def validate_report(
     in_text: set[str] = set()
     for path in text_paths:
         rel = f"{TEXT_DATA_DIR}/{path.name}"
-        pf = pq.ParquetFile(path)
+        pf = _open(rel, path, problems)
+        if pf is None:
+            continue
         problems += _check_schema(rel, pf, "text")
         byte_sizes["text"] += shard_info(path).uncompressed_bytes(columns("text"))
         for i, row in enumerate(_rows(pf)):

@@ -416,7 +416,7 @@ def _label(r: dict) -> str:
 def plot_by_clips(report: dict, path: Path) -> Path:
     """Fig. 2: binary accuracy against the number of clips, human and random marked."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     keys = list(report["random_by_clips"])
     xs = [int(k) for k in keys]
     ax.plot(xs, [report["random_by_clips"][k] for k in keys], "--", color="gray", label=RANDOM_ROW)
@@ -432,7 +432,7 @@ def plot_by_clips(report: dict, path: Path) -> Path:
     ax.set_xticks(xs)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -446,7 +446,7 @@ def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
     models = [r for r in runs if r["model"] != HUMAN_MODEL]
     human = next((r for r in runs if r["model"] == HUMAN_MODEL), None)
     keys = [row["key"] for row in runs[0][f"by_{what}"]] if runs else []
-    fig, ax = plt.subplots(figsize=(max(7, 0.9 * len(keys) + 2), 4.8), dpi=100)
+    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(keys) + 4), 4.8), dpi=100)
     width = 0.8 / max(len(models), 1)
     x = np.arange(len(keys))
     for i, r in enumerate(models):
@@ -483,7 +483,7 @@ def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
     ax.set_ylim(0, 1.05)
     ax.set_title(f"Binary accuracy by {what}, {CONFIG_TITLES[config]}")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -303,12 +303,14 @@ def rows_of(build: Path, config: str) -> list[dict]:
 
 def oracle(rows: list[dict], wrong: set[str] = frozenset()):
     """A script that answers each row correctly, recognising rows by their captions
-    (text configs) or by their clip bytes (video items); rows in ``wrong`` get prose."""
+    (text configs) or by the bytes of all their clips (video items); rows in ``wrong``
+    get prose."""
     by_caption = {tuple(r[schema.CAPTIONS]): r for r in rows if schema.CAPTIONS in r}
-    by_clip = {}
-    for r in rows:
-        for clip in r.get(schema.CLIPS) or []:
-            by_clip[base64.b64encode(clip["bytes"]).decode()] = r
+    by_clips = {
+        tuple(base64.b64encode(c["bytes"]).decode() for c in r[schema.CLIPS]): r
+        for r in rows
+        if schema.CLIPS in r
+    }
 
     def script(request: Request) -> Reply:
         text = prompt_text(request)
@@ -317,12 +319,12 @@ def oracle(rows: list[dict], wrong: set[str] = frozenset()):
             if all(f"Video {k}: {c}" in text for k, c in enumerate(captions, 1)):
                 assert row is None or row[schema.ANSWER] == r[schema.ANSWER], "ambiguous rows"
                 row = r
-        for part in media_parts(request):
-            if part["type"] == "video_url":
-                row = by_clip[part["video_url"]["url"].split(",", 1)[1]]
+        videos = [p for p in media_parts(request) if p["type"] == "video_url"]
+        if videos:
+            row = by_clips[tuple(p["video_url"]["url"].split(",", 1)[1] for p in videos)]
         assert row is not None, "request matches no row of the build"
         if row[schema.VIDEO_ID] in wrong:
-            return Reply(content="These clips show someone cooking.")
+            return Reply(content="Sorry, I am unable to decide.")
         order = row[schema.ANSWER]["order"]
         return Reply(content="<order>" + ", ".join(f"Video {k}" for k in order) + "</order>")
 

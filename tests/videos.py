@@ -61,10 +61,12 @@ def write_video(
     b_frames: int | None = None,
     gop: int | None = None,
     audio: bool = False,
+    container_options: dict[str, str] | None = None,
 ) -> Path:
     """Encode ``n_frames`` index frames; ``pts``/``time_base`` make it variable frame rate."""
     width, height = size
-    with av.open(str(path), mode="w", format=fmt) as container:
+    options = container_options or {}
+    with av.open(str(path), mode="w", format=fmt, container_options=options) as container:
         stream = container.add_stream(codec, rate=Fraction(fps))
         stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
         if time_base is not None:

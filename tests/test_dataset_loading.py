@@ -1,0 +1,155 @@
+"""Loading a built folder: `load()` (normal and streaming, with or without torchcodec) and
+the `Splice` builder instantiated directly, against plain `load_dataset` on the same folder.
+The folder is the session's demo build (read only)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import splice_dataset as sd
+
+
+def _rows(ds) -> list[dict]:
+    return [dict(r) for r in ds]
+
+
+@pytest.fixture(scope="module")
+def loaded(demo_build: Path) -> dict[str, list[dict]]:
+    """Every config as `load_dataset` alone gives it, clips undecoded (the reference)."""
+    out = {}
+    for config in sd.CONFIGS:
+        ds = datasets.load_dataset(str(demo_build), config, split=sd.SPLIT)
+        out[config] = _rows(sd.undecoded(ds))
+    return out
+
+
+@pytest.mark.parametrize("config", sd.CONFIGS)
+def test_load_matches_load_dataset(
+    demo_build: Path, loaded: dict[str, list[dict]], config: str
+) -> None:
+    ds = sd.load(config, source=demo_build)
+    assert isinstance(ds, datasets.Dataset)
+    assert list(ds.column_names) == list(sd.columns(config))
+    assert ds.features == sd.loading_features(config, decode=sd.torchcodec_available())
+    if sd.torchcodec_available():
+        ds = sd.undecoded(ds)
+    assert _rows(ds) == loaded[config]
+    assert len(loaded[config]) > 0
+
+
+@pytest.mark.parametrize("config", sd.CONFIGS)
+def test_streaming_gives_the_same_rows(
+    demo_build: Path, loaded: dict[str, list[dict]], config: str
+) -> None:
+    ds = sd.load(config, source=str(demo_build), streaming=True, decode=False)
+    assert isinstance(ds, datasets.IterableDataset)
+    assert _rows(ds) == loaded[config]
+
+
+@pytest.mark.parametrize("config", ["video", "video_text"])
+def test_clips_come_back_undecoded_without_torchcodec(demo_build: Path, config: str) -> None:
+    row = next(iter(sd.load(config, source=demo_build, decode=False)))
+    vid = row[sd.VIDEO_ID]
+    assert len(row[sd.CLIPS]) == row[sd.NUM_CLIPS]
+    for label, clip in enumerate(row[sd.CLIPS], start=1):
+        assert set(clip) == {"bytes", "path"}
+        assert clip["path"] == sd.clip_file_name(vid, label)
+        assert clip["bytes"][4:8] == b"ftyp"  # an MP4, embedded
+    if not sd.torchcodec_available():
+        # decode=None falls back to undecoded rather than failing on the first row ...
+        assert sd.load(config, source=demo_build)[0][sd.CLIPS] == row[sd.CLIPS]
+        # ... and asking for decoding says why it cannot.
+        with pytest.raises(ImportError, match="torchcodec"):
+            sd.load(config, source=demo_build, decode=True)
+
+
+def test_config_columns(demo_build: Path) -> None:
+    for config in sd.CONFIGS:
+        names = sd.load(config, source=demo_build, streaming=True).column_names
+        assert names == list(sd.columns(config))
+    assert sd.CLIPS not in sd.columns("text")
+    assert sd.CAPTIONS not in sd.columns("video")
+
+
+def test_load_rejects_a_file_and_unknown_configs(demo_build: Path) -> None:
+    with pytest.raises(ValueError, match="README.md"):
+        sd.load("video", source=demo_build / "README.md")
+    with pytest.raises(ValueError, match="unknown SPLICE config"):
+        sd.load("audio", source=demo_build)
+
+
+# --- the builder -----------------------------------------------------------------------
+
+
+def test_builder_configs() -> None:
+    assert [c.name for c in sd.Splice.BUILDER_CONFIGS] == list(sd.CONFIGS)
+    assert sd.Splice.DEFAULT_CONFIG_NAME == sd.DEFAULT_CONFIG
+
+
+@pytest.mark.parametrize("config", sd.CONFIGS)
+def test_builder_yields_the_rows_of_load_dataset(
+    demo_build: Path, loaded: dict[str, list[dict]], config: str, tmp_path: Path
+) -> None:
+    builder = sd.Splice(config_name=config, data_dir=str(demo_build), cache_dir=str(tmp_path))
+    builder.download_and_prepare()
+    ds = builder.as_dataset(split=sd.SPLIT)
+    assert ds.features == sd.features(config)
+    assert _rows(sd.undecoded(ds)) == loaded[config]
+    streamed = builder.as_streaming_dataset(split=sd.SPLIT)
+    assert _rows(sd.undecoded(streamed)) == loaded[config]
+    # The builder's info repeats the build's card.
+    card = (demo_build / "README.md").read_text(encoding="utf-8")
+    assert builder.info.license and f"license: {builder.info.license}" in card
+    assert builder.info.citation and builder.info.citation in card
+    assert builder.info.description and builder.info.description.splitlines()[0] in card
+
+
+def test_builder_twice_gives_the_same_order(demo_build: Path, tmp_path: Path) -> None:
+    ids = []
+    for run in ("a", "b"):
+        builder = sd.Splice(
+            config_name="text", data_dir=str(demo_build), cache_dir=str(tmp_path / run)
+        )
+        builder.download_and_prepare()
+        ids.append(builder.as_dataset(split=sd.SPLIT)[sd.VIDEO_ID])
+    assert list(ids[0]) == list(ids[1])
+
+
+def test_undecoded_keeps_selection_and_order(demo_build: Path, tmp_path: Path) -> None:
+    builder = sd.Splice(config_name="video", data_dir=str(demo_build), cache_dir=str(tmp_path))
+    builder.download_and_prepare()
+    ds = builder.as_dataset(split=sd.SPLIT)
+    picked = ds.shuffle(seed=3).select([1, 0])
+    plain = sd.undecoded(ds)
+    by_id = {r[sd.VIDEO_ID]: r for r in plain}
+    got = _rows(sd.undecoded(picked))
+    assert [r[sd.VIDEO_ID] for r in got] == list(picked.select_columns([sd.VIDEO_ID])[sd.VIDEO_ID])
+    assert got == [by_id[r[sd.VIDEO_ID]] for r in got]
+
+
+def test_builder_errors_name_the_folder_or_file(tmp_path: Path, demo_build: Path) -> None:
+    with pytest.raises(ValueError, match="data_dir"):
+        sd.Splice(config_name="text", cache_dir=str(tmp_path / "c0")).download_and_prepare()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="empty"):
+        sd.Splice(
+            config_name="text", data_dir=str(empty), cache_dir=str(tmp_path / "c1")
+        ).download_and_prepare()
+    broken = tmp_path / "broken"
+    shutil.copytree(demo_build / sd.TEXT_DATA_DIR, broken / sd.TEXT_DATA_DIR)
+    shard = sorted((broken / sd.TEXT_DATA_DIR).glob("*.parquet"))[0]
+    table = pq.read_table(shard).drop_columns([sd.CAPTIONS])
+    pq.write_table(pa.Table.from_batches(table.to_batches(), table.schema), shard)
+    with pytest.raises(datasets.exceptions.DatasetGenerationError) as caught:
+        sd.Splice(
+            config_name="text", data_dir=str(broken), cache_dir=str(tmp_path / "c2")
+        ).download_and_prepare()
+    assert shard.name in str(caught.value.__cause__)
+    assert "captions" in str(caught.value.__cause__)

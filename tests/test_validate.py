@@ -1,0 +1,277 @@
+"""Stage 8: `splice validate` passes a good build and reports every corruption we can make."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from splice_build.card import Provenance, write_card
+from splice_build.cli import main
+from splice_build.validate import Problem, validate, validate_report
+from splice_build.write import write_dataset
+from splice_dataset import CLIP_DATA_DIR, TEXT_DATA_DIR, shard_name
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory, tiny_videos) -> Path:
+    out = tmp_path_factory.mktemp("validate") / "splice"
+    written = write_dataset(tiny_videos, out, rows_per_row_group=2)
+    provenance = Provenance(
+        annotations_file="COIN.json",
+        annotations_sha256="0" * 64,
+        seed=0,
+        cut_settings={},
+        videos_included=len(tiny_videos),
+    )
+    write_card(out, written, provenance)
+    return out
+
+
+@pytest.fixture
+def build(good, tmp_path) -> Path:
+    """A fresh copy of the good build to tamper with."""
+    return Path(shutil.copytree(good, tmp_path / "splice"))
+
+
+def _shard(build: Path, folder: str = CLIP_DATA_DIR) -> Path:
+    return build / folder / shard_name("test", 0, 1)
+
+
+def _rewrite(path: Path, change: Callable[[list[dict]], None], schema: pa.Schema | None = None):
+    """Rewrite a shard with `change` applied to its rows (in place)."""
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    change(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema or table.schema), path)
+
+
+def _row(rows: list[dict], video_id: str) -> dict:
+    return next(r for r in rows if r["video_id"] == video_id)
+
+
+def _encode(num_frames: int, *, offset: int = 0, metadata: dict | None = None) -> bytes:
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as out:
+        out.metadata.update(metadata or {})
+        stream = out.add_stream("libx264", rate=Fraction(10))
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(num_frames):
+            frame = av.VideoFrame.from_ndarray(np.zeros((48, 64, 3), np.uint8), format="rgb24")
+            frame.pts, frame.time_base = i + offset, Fraction(1, 10)
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return buf.getvalue()
+
+
+def _assert_reported(problems: list[Problem], pattern: str, **where) -> Problem:
+    for p in problems:
+        if re.search(pattern, str(p)) and all(getattr(p, k) == v for k, v in where.items()):
+            return p
+    listing = "\n".join(map(str, problems))
+    raise AssertionError(f"no problem matching {pattern!r} {where} in:\n{listing}")
+
+
+def test_good_build_passes(good, capsys):
+    report = validate_report(good)
+    assert report.problems == []
+    assert (report.videos, report.clips, report.clip_shards, report.text_shards) == (6, 27, 1, 1)
+    assert validate(good, quick=True) == []
+    assert main(["validate", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: 6 videos, 27 clips") and out.count("\n") == 1
+
+
+def test_cli_lists_problems_and_exits_1(build, capsys):
+    (build / "README.md").unlink()
+    assert main(["validate", str(build)]) == 1
+    out = capsys.readouterr().out
+    assert "README.md: missing" in out
+
+
+# --- clips --------------------------------------------------------------------------------
+
+
+def test_clip_that_does_not_decode(build):
+    def garble(rows):
+        clip = _row(rows, "c2vid")["clips"][1]
+        clip["bytes"] = clip["bytes"][: len(clip["bytes"]) // 3]
+
+    _rewrite(_shard(build), garble)
+    _assert_reported(validate(build), "does not decode", video_id="c2vid", column="clips[1]")
+
+
+def test_clip_whose_duration_does_not_match_its_segment(build):
+    def swap(rows):  # the longest and shortest clips of the 7-clip video trade places
+        row = _row(rows, "f5vid")
+        lengths = [s["end"] - s["start"] for s in row["answer"]["segments"]]
+        a, b = lengths.index(min(lengths)), lengths.index(max(lengths))
+        clips = row["clips"]
+        clips[a]["bytes"], clips[b]["bytes"] = clips[b]["bytes"], clips[a]["bytes"]
+
+    _rewrite(_shard(build), swap)
+    problems = validate(build)
+    _assert_reported(problems, r"lasts 1\.000 s but its segment lasts 0\.400 s", video_id="f5vid")
+    _assert_reported(problems, "but clip_durations says", video_id="f5vid")
+
+
+def test_clip_name_revealing_its_position(build):
+    def rename(rows):
+        row = _row(rows, "b1vid")
+        row["clips"][0]["path"] = "b1vid_step2.mp4"
+
+    _rewrite(_shard(build), rename)
+    _assert_reported(validate(build), "file name 'b1vid_step2.mp4'", column="clips[0]")
+
+
+def test_clip_carrying_source_time_or_metadata(build):
+    def leak(rows):
+        row = _row(rows, "a0vid")
+        frames = round(row["clip_durations"][0] * 10)
+        row["clips"][0]["bytes"] = _encode(frames, offset=30)  # starts at 3.0 s
+        frames = round(row["clip_durations"][1] * 10)
+        row["clips"][1]["bytes"] = _encode(frames, metadata={"comment": "segment 7.5-8.0"})
+
+    _rewrite(_shard(build), leak)
+    problems = validate(build)
+    _assert_reported(problems, "first frame at 3.000 s", video_id="a0vid", column="clips[0]")
+    _assert_reported(problems, "metadata.*segment 7.5-8.0", video_id="a0vid", column="clips[1]")
+
+
+# --- rows and answers ---------------------------------------------------------------------
+
+
+def test_order_that_is_not_a_permutation(build):
+    _rewrite(_shard(build), lambda rows: _row(rows, "c2vid")["answer"].update(order=[1, 1, 2, 3]))
+    _assert_reported(validate(build), r"\[1, 1, 2, 3\] is not a permutation of 1..4")
+
+
+def test_order_that_disagrees_with_the_segments(build):
+    def flip(rows):
+        order = _row(rows, "d3vid")["answer"]["order"]
+        order[0], order[1] = order[1], order[0]
+
+    _rewrite(_shard(build), flip)
+    _assert_reported(validate(build), "disagrees with the segments", video_id="d3vid")
+
+
+def test_lengths_and_duration_that_disagree(build):
+    def cut(rows):
+        _row(rows, "e4vid")["captions"].pop()
+        _row(rows, "b1vid")["duration"] += 1.0
+
+    _rewrite(_shard(build), cut)
+    problems = validate(build)
+    _assert_reported(problems, "5 entries for num_clips=6", video_id="e4vid", column="captions")
+    _assert_reported(problems, "not the sum of clip_durations", video_id="b1vid")
+
+
+def test_unshuffled_build(build):
+    """Labels in chronological order everywhere: the clip labels give the answer away."""
+
+    def unshuffle(rows):
+        for row in rows:
+            order = row["answer"]["order"]
+            for col in ("clips", "captions", "clip_durations"):
+                if col in row:
+                    row[col] = [row[col][label - 1] for label in order]
+            for key in ("segments", "step_ids"):
+                row["answer"][key] = [row["answer"][key][label - 1] for label in order]
+            row["answer"]["order"] = list(range(1, len(order) + 1))
+            for k, clip in enumerate(row.get("clips", []), start=1):
+                clip["path"] = f"{row['video_id']}_video{k}.mp4"
+
+    _rewrite(_shard(build), unshuffle)
+    _rewrite(_shard(build, TEXT_DATA_DIR), unshuffle)
+    problems = validate(build)
+    _assert_reported(problems, "chronological order .* give the order away")
+    # nothing else is wrong but the byte sizes of the rewritten shards
+    others = [p for p in problems if "give the order away" not in p.what]
+    assert others and all("num_bytes" in p.what for p in others)
+
+
+# --- shards ---------------------------------------------------------------------------------
+
+
+def test_extra_model_facing_column(build):
+    path = _shard(build)
+    table = pq.read_table(path)
+    order = pa.array([r["order"] for r in table.column("answer").to_pylist()])
+    pq.write_table(table.append_column("order", order), path)
+    _assert_reported(validate(build), r"extra \['order'\]", file="data/test-00000-of-00001.parquet")
+
+
+def test_missing_features_metadata(build):
+    path = _shard(build, TEXT_DATA_DIR)
+    table = pq.read_table(path)
+    _rewrite(path, lambda rows: None, schema=table.schema.with_metadata({}))
+    _assert_reported(validate(build), "no 'huggingface' schema metadata", file="text/" + path.name)
+
+
+def test_text_shard_that_disagrees_with_the_clip_shard(build):
+    def change(rows):
+        _row(rows, "d3vid")["captions"][0] = "a different caption"
+        rows.remove(_row(rows, "e4vid"))
+
+    _rewrite(_shard(build, TEXT_DATA_DIR), change)
+    problems = validate(build)
+    _assert_reported(problems, "differs from the clip shards", video_id="d3vid", column="captions")
+    _assert_reported(problems, "missing from the text shards", video_id="e4vid")
+
+
+def test_bad_shard_names_and_leftovers(build):
+    _shard(build).rename(build / CLIP_DATA_DIR / shard_name("test", 0, 2))
+    (build / TEXT_DATA_DIR / ".tmp-test-00001.parquet").write_bytes(b"partial")
+    problems = validate(build)
+    _assert_reported(problems, r"do not cover 0..1", file=CLIP_DATA_DIR)
+    _assert_reported(problems, "leftover temporary shard")
+
+
+def test_shard_that_is_not_parquet(build):
+    _shard(build, TEXT_DATA_DIR).write_bytes(b"PAR1 but not really")
+    problems = validate(build)
+    _assert_reported(
+        problems, "not a readable Parquet file", file="text/test-00000-of-00001.parquet"
+    )
+    _assert_reported(problems, "missing from the text shards", video_id="a0vid")
+
+
+# --- the card -------------------------------------------------------------------------------
+
+
+def test_card_counts_that_disagree_with_the_shards(build):
+    readme = build / "README.md"
+    text = readme.read_text()
+    text = text.replace("num_examples: 6", "num_examples: 7", 1)
+    text = text.replace("| 3 | 1 | 1.50 |", "| 3 | 2 | 1.50 |")
+    readme.write_text(text)
+    problems = validate(build)
+    _assert_reported(problems, "num_examples 7 but the shards hold 6 rows", file="README.md")
+    _assert_reported(problems, r"Table 1 row for 3 clips is \('3', '2', '1.50'\)")
+
+
+def test_card_without_columns_or_table(build):
+    readme = build / "README.md"
+    text = readme.read_text()
+    text = re.sub(r"  columns:\n(  - \w+\n)+", "", text)
+    text = text.replace("| # of Clips |", "| Clips |")
+    readme.write_text(text)
+    problems = validate(build)
+    _assert_reported(problems, "config video: columns None")
+    _assert_reported(problems, "no Table 1")
+
+
+def test_card_that_does_not_parse(build):
+    (build / "README.md").write_text("---\nlicense: [unclosed\n---\n# x\n")
+    _assert_reported(validate(build), "does not parse", file="README.md")
