@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.splice-installed
 
-.PHONY: demo test lint format bench clean readme
+.PHONY: demo test lint format bench clean lmms-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,21 @@ clean:
 COIN_JSON ?= ../shared/data/coin/COIN_partial_10070_official_subset.json
 readme: $(STAMP)
 	$(PY) -m splice_build.readme --annotations $(COIN_JSON) --out README.md
+
+# lmms-eval in its own venv (tests/test_lmms_task.py runs its registry there): it pins
+# PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
+# pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
+# PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
+# it, so it is removed again.
+LMMS_VENV ?= .venv-lmms
+LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
+
+$(LMMS_STAMP):
+	$(PYTHON) -m venv $(LMMS_VENV)
+	$(LMMS_VENV)/bin/pip install -q -U pip
+	$(LMMS_VENV)/bin/pip install -q torch==2.13.0
+	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0
+	$(LMMS_VENV)/bin/pip uninstall -y -q torchvision
+	touch $(LMMS_STAMP)
+
+lmms-venv: $(LMMS_STAMP)

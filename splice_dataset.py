@@ -14,6 +14,30 @@ read it unchanged)::
 The ``video`` and ``video_text`` configs share the clip shards through per-config
 ``columns:`` in the card; ``text`` has its own shards so loading it never downloads
 video bytes.
+
+After loading (below the schema): ``load()`` (``load_dataset`` with the schema, clips left
+undecoded when torchcodec is missing), the ``Splice`` builder, ``sample_frames`` (the
+paper's 1 fps / 448 px and 16-frame settings, with PyAV), ``build_prompt`` and
+``to_chat_messages`` (the paper's three prompts), and ``parse_order`` (the metric's own
+parser, re-exported).
+
+Which ``datasets`` version does what (run here on datasets 5.2; the schema itself needs
+datasets >= 4.0, for ``datasets.List`` and the torchcodec-backed ``datasets.Video``):
+
+* ``load_dataset(folder_or_hub_id, "video_text")`` needs nothing from this file: it reads
+  the Parquet shards and the card's YAML ``configs:`` (with per-config ``columns:``), also
+  with ``streaming=True``.
+* Loading scripts are gone since datasets 4.0: ``load_dataset`` never runs this file and
+  ``trust_remote_code=True`` does not change that. On datasets 3.x and older it cannot act
+  as a script either (no ``datasets.List`` there).
+* ``Splice`` is a ``GeneratorBasedBuilder`` that datasets still runs when it is
+  instantiated directly: ``Splice(config_name="text", data_dir=folder, cache_dir=d)``, then
+  ``download_and_prepare()`` and ``as_dataset()``, or ``as_streaming_dataset(split=...)``
+  (checked on 5.2; 4.x has the same builder API but was not run here). Its cache path has
+  no hash of this code: pass ``hash=`` or a fresh ``cache_dir`` after changing it.
+* ``datasets.Video`` decodes with torchcodec only (which needs torch). Without it rows
+  fail on access; ``load()`` and ``undecoded()`` return clips as ``{"bytes", "path"}``, and
+  ``sample_frames`` takes either form and decodes with PyAV.
 """
 
 from __future__ import annotations
@@ -118,24 +142,8 @@ def _check_config(config: str) -> None:
 
 
 # ========================================================================================
-# Everything below the schema: what a user needs after `load_dataset`.
-#
-# Which `datasets` version does what (checked on datasets 5.2; the schema needs >= 4.0
-# for `datasets.List` and torchcodec-backed `datasets.Video`):
-#
-# * `load_dataset(folder_or_hub_id, "video_text")` needs nothing from this file: it reads
-#   the Parquet shards and the card's YAML `configs:` (with per-config `columns:`), also
-#   with `streaming=True`.
-# * Loading scripts are gone since datasets 4.0: `load_dataset` never runs this file, and
-#   `trust_remote_code=True` does not change that. On datasets 3.x and older this file was
-#   never a working script either (the schema uses `datasets.List`, new in 4.0).
-# * `Splice` below is a `GeneratorBasedBuilder` that datasets 4 and 5 still run when it is
-#   instantiated directly: `Splice(config_name="text", data_dir=folder, cache_dir=d)`,
-#   then `download_and_prepare()` + `as_dataset()`, or `as_streaming_dataset(split=...)`.
-#   Its cache path carries no hash of this code: pass `hash=` or a fresh `cache_dir`.
-# * `datasets.Video` decodes with torchcodec only (which needs torch). `load()` hands clips
-#   back undecoded (`{"bytes", "path"}`) when torchcodec is missing; `sample_frames` takes
-#   either form and decodes with PyAV.
+# Below the schema: what a user needs after `load_dataset` (loading, the builder, frames,
+# prompts, answers). See "Which datasets version does what" in the module docstring.
 # ========================================================================================
 
 import base64  # noqa: E402
@@ -519,10 +527,7 @@ def _sample_with_pyav(
         width, height = _scaled_size(
             stream.codec_context.width, stream.codec_context.height, max_side
         )
-        rgb = {
-            p: f.to_ndarray(width=width, height=height, format="rgb24", interpolation="AREA")
-            for p, f in decoded.items()
-        }
+        rgb = _to_rgb(decoded, width, height)
     except av.error.FFmpegError as exc:
         raise ValueError(f"clip {name}: decoding failed ({exc})") from exc
     finally:
@@ -530,6 +535,17 @@ def _sample_with_pyav(
     frames = np.stack([rgb[p] for p in chosen])
     times = np.array([float((p - first) * Fraction(tb)) for p in chosen], dtype=np.float64)
     return Frames(frames, times)
+
+
+def _to_rgb(frames: Mapping[int, Any], width: int, height: int) -> dict[int, np.ndarray]:
+    """RGB arrays at (width, height); one reformatter for all frames reuses its scaler."""
+    from av.video.reformatter import VideoReformatter
+
+    reformatter = VideoReformatter()
+    return {
+        key: reformatter.reformat(frame, width, height, "rgb24", interpolation="AREA").to_ndarray()
+        for key, frame in frames.items()
+    }
 
 
 def _decode_wanted(
@@ -548,6 +564,7 @@ def _decode_wanted(
     pending: list = []  # decoded frames not yet matched, presentation order
     previous = None  # last frame passed over (fallback when a pts never shows up)
     fed = 0
+    wanted_set = set(wanted)
     for w in wanted:
         k = bisect.bisect_right(key_pts, w) - 1
         start = max(i for _, i in keyframes[: k + 1]) if k >= 0 else 0
@@ -568,10 +585,13 @@ def _decode_wanted(
             if w in out:
                 break
             if pos < len(packets):
+                # A frame nobody wants that no other frame refers to need not be decoded.
+                codec.skip_frame = "DEFAULT" if packets[pos][0] in wanted_set else "NONREF"
                 pending.extend(codec.decode(packets[pos][1]))
                 pos += 1
                 fed += 1
             elif not flushed:
+                codec.skip_frame = "DEFAULT"
                 pending.extend(codec.decode(None))
                 flushed = True
             elif previous is not None:
@@ -600,14 +620,10 @@ def _sample_with_decoder(decoder: Any, rule: tuple[str, Fraction], max_side: int
     height, width = data.shape[1:3]
     w, h = _scaled_size(width, height, max_side)
     if (w, h) != (width, height):
-        data = np.stack(
-            [
-                av.VideoFrame.from_ndarray(f, format="rgb24").to_ndarray(
-                    width=w, height=h, format="rgb24", interpolation="AREA"
-                )
-                for f in data
-            ]
+        scaled = _to_rgb(
+            {i: av.VideoFrame.from_ndarray(f, format="rgb24") for i, f in enumerate(data)}, w, h
         )
+        data = np.stack([scaled[i] for i in range(len(data))])
     pts = batch.pts_seconds
     pts = pts.cpu().numpy() if hasattr(pts, "cpu") else np.asarray(pts)
     return Frames(data, np.asarray(pts, dtype=np.float64) - begin)

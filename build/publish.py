@@ -27,11 +27,15 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 import splice_dataset as schema
 
-# What a built folder uploads: the card, the shards and the build report. Anything else a
+from .report import REPORT_JSON, REPORT_TXT
+
+# What a built folder uploads: the card, the shards and the build report (which videos
+# were kept or skipped and why; it holds no local paths). Anything else a
 # user left in the folder (notes, caches, half-written files) stays home.
 DATASET_ALLOW_PATTERNS = [
     "README.md",
-    "build_report.json",
+    REPORT_JSON,
+    REPORT_TXT,
     f"{schema.CLIP_DATA_DIR}/*.parquet",
     f"{schema.TEXT_DATA_DIR}/*.parquet",
     f"{schema.WEBDATASET_DIR}/*.tar",

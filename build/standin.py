@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from fractions import Fraction
 from pathlib import Path
 
@@ -197,7 +198,9 @@ class _Pictures:
         _stamp(image, text_mask(LABEL, small * 2), 4, 4, ink)
         x = self.width // 12 + digits.shape[1] + self.width // 16
         _stamp(image, text_mask(f"STEP {index + 1} OF {count}", small), h // 3, x, ink)
-        _stamp(image, text_mask(label[:40], small), h // 3 + 10 * small, x, ink)
+        per_line = max(1, (self.width - x - 2) // (6 * small))
+        for row, line in enumerate(textwrap.wrap(label, per_line)[:3]):
+            _stamp(image, text_mask(line, small), h // 3 + (10 + 9 * row) * small, x, ink)
         return image
 
     def _gap_rgb(self) -> np.ndarray:
@@ -207,7 +210,8 @@ class _Pictures:
         image = image.astype(np.uint8)
         small = max(1, self.height // 90)
         _stamp(image, text_mask(LABEL, small * 2), 4, 4, (255, 255, 255))
-        _stamp(image, text_mask("NO STEP", small * 2), self.height // 2 - 7 * small, 4, (20, 20, 20))
+        top = self.height // 2 - 7 * small
+        _stamp(image, text_mask("NO STEP", small * 2), top, 4, (220, 220, 220))
         return image
 
 

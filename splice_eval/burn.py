@@ -3,9 +3,10 @@ the parts "contain embedded labels as secondary context").
 
 Annotators watch plain MP4 files in any player, so the caption has to be in the pixels
 rather than in a subtitle track a player may hide. The caption is drawn once into a band
-(white on black, wrapped to the frame width) with Pillow's built-in font, then pasted
-under every decoded frame; the clip is re-encoded with H.264 (PyAV) at its own frame
-rate and size, the band added below the picture so nothing of the picture is covered.
+(white on black, wrapped to the frame width) with the bitmap font of
+``splice_build.standin``, then pasted under every decoded frame; the clip is re-encoded
+with H.264 (PyAV) at its own frame rate and size, the band added below the picture so
+nothing of the picture is covered.
 """
 
 from __future__ import annotations
@@ -18,28 +19,31 @@ from pathlib import Path
 import av
 import numpy as np
 
+from splice_build.cut import X264_REPRODUCIBLE
+
 MARGIN = 4  # pixels around the caption text
-FONT_SIZE = 14
+GLYPH_W, GLYPH_H = 6, 8  # the 5x7 font's cell, with one pixel of spacing each way
 
 
 def caption_band(caption: str, width: int) -> np.ndarray:
-    """An RGB uint8 band (H, width, 3) with the caption in white on black, wrapped."""
-    from PIL import Image, ImageDraw, ImageFont
+    """An RGB uint8 band (H, width, 3) with the caption in white on black, wrapped.
 
-    font = ImageFont.load_default(size=FONT_SIZE)
-    probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
-    char_w = max(1.0, probe.textlength("abcdefghijklmnopqrstuvwxyz", font=font) / 26)
-    per_line = max(8, int((width - 2 * MARGIN) / char_w))
-    lines = textwrap.wrap(caption.strip(), per_line) or [""]
-    ascent, descent = font.getmetrics()
-    line_h = ascent + descent + 2
+    Uses the stand-in renderer's 5x7 bitmap font (upper case), scaled x2 when the frame
+    is wide enough for about 25 characters a line."""
+    from splice_build.standin import text_mask
+
+    scale = 2 if width >= 2 * GLYPH_W * 25 + 2 * MARGIN else 1
+    per_line = max(4, (width - 2 * MARGIN) // (GLYPH_W * scale))
+    lines = textwrap.wrap(" ".join(caption.split()), per_line) or [""]
+    line_h = GLYPH_H * scale + scale
     height = len(lines) * line_h + 2 * MARGIN
     height += height % 2  # yuv420p needs even sizes
-    image = Image.new("RGB", (width, height), (0, 0, 0))
-    draw = ImageDraw.Draw(image)
+    band = np.zeros((height, width, 3), np.uint8)
     for i, line in enumerate(lines):
-        draw.text((MARGIN, MARGIN + i * line_h), line, fill=(255, 255, 255), font=font)
-    return np.asarray(image, dtype=np.uint8)
+        mask = text_mask(line, scale)[:, : width - 2 * MARGIN]
+        top = MARGIN + i * line_h
+        band[top : top + mask.shape[0], MARGIN : MARGIN + mask.shape[1]][mask] = 255
+    return band
 
 
 def burn_caption(clip: bytes, caption: str, out: str | Path, crf: int = 23) -> Path:
@@ -57,7 +61,7 @@ def burn_caption(clip: bytes, caption: str, out: str | Path, crf: int = 23) -> P
         with av.open(str(tmp), "w", format="mp4") as dst:
             enc = dst.add_stream("libx264", rate=rate)
             enc.pix_fmt = "yuv420p"
-            enc.options = {"crf": str(crf), "preset": "veryfast"}
+            enc.options = {"crf": str(crf), "preset": "veryfast", **X264_REPRODUCIBLE}
             index = 0
             for frame in src.decode(stream):
                 rgb = frame.to_ndarray(format="rgb24")

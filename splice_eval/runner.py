@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from splice_eval.predictions import Prediction, iter_predictions, write_predictions
 
 log = logging.getLogger("splice.run")
@@ -555,6 +557,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
     )
     references: dict[str, list[int]] = {}
     rows = load_rows(args.data, args.config)
+    bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
     try:
         predictions, stats = run_jobs(
             iter_jobs(rows, settings, references),
@@ -563,10 +566,13 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
             config=args.config,
             model=args.model,
             concurrency=args.concurrency,
+            progress=lambda _pred: bar.update(),
         )
     except EndpointError as exc:
         print(f"splice run: stopped: {exc}", file=sys.stderr)
         return 1
+    finally:
+        bar.close()
     print(
         f"asked {stats.asked} rows ({stats.skipped} already in {args.out}), "
         f"{stats.attempts} requests, {stats.errors} errors, {stats.unparsed} unparsed answers",

@@ -162,7 +162,8 @@ def parse_order(text: str | None) -> list[int] | None:
     runs to the end of the text). Inside it, explicit references win (``Video 3``,
     ``Clip 3``, ``random_part_3``, ``Video c``), then a plain sequence of numbers or
     letters (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c, a, b`` with a = 1), then lines that
-    start with a label (``Video 2 - [label]`` lines, ``2 - cut the oranges``). Text
+    start with a label (``Video 2 - [label]`` lines, ``2 - cut the oranges``). Letters
+    count only when they are among the first k letters of a k-label answer. Text
     without tags must be such a sequence or list on its own (or after the last colon of
     its last line), or name each clip exactly once.
 
@@ -214,8 +215,13 @@ def _label_of(token: str) -> int:
 
 
 def _same_kind(tokens: list[str]) -> list[int] | None:
-    if tokens and (all(t.isdigit() for t in tokens) or all(t.isalpha() for t in tokens)):
+    """Labels when the tokens are all numbers, or all letters among the first len(tokens)
+    letters (so an echoed placeholder "Video X, Video Y" is not read as 24, 25)."""
+    if tokens and all(t.isdigit() for t in tokens):
         return [_label_of(t) for t in tokens]
+    if tokens and all(t.isalpha() for t in tokens):
+        labels = [_label_of(t) for t in tokens]
+        return labels if max(labels) <= len(labels) else None
     return None
 
 
@@ -277,7 +283,7 @@ def _prediction_tokens(pred: Any) -> tuple[list[int], str | None]:
             return [], f"an array of shape {pred.shape}, not a sequence of labels"
         pred = pred.tolist()
     if not isinstance(pred, (list, tuple)):
-        return [], f"a {type(pred).__name__}, not a sequence of labels"
+        return [], f"got {type(pred).__name__} {_short(pred, 30)}, not a sequence of labels"
     tokens, note = [], None
     for position, value in enumerate(pred):
         label = _as_label(value)
@@ -436,6 +442,7 @@ def _metrics_of_mapped(mapped: np.ndarray, n: int, valid: np.ndarray) -> np.ndar
 CODE_MAX_N = 7
 _TABLES: dict[int, np.ndarray] = {}
 _CODE_TO_RANK: dict[int, np.ndarray] = {}
+_SMALL: dict[str, np.ndarray] = {}  # the n <= CODE_MAX_N tables, concatenated
 
 
 def _table(n: int) -> np.ndarray:
@@ -448,6 +455,59 @@ def _table(n: int) -> np.ndarray:
             code_to_rank[perms @ n ** np.arange(n)] = np.arange(len(perms))
             _CODE_TO_RANK[n] = code_to_rank
     return _TABLES[n]
+
+
+def _small_tables() -> dict[str, np.ndarray]:
+    """Rows of every permutation of 1..CODE_MAX_N clips in one array (category k is row k),
+    the first category of each n, and one code table mapping (n, base-n code) to a
+    category: what `_lookup` needs to score all rows at once."""
+    if not _SMALL:
+        sizes = np.arange(CODE_MAX_N + 1)
+        tables = [_table(n) for n in sizes[1:]]
+        first = np.concatenate(([0, 0], np.cumsum([len(t) for t in tables])))[:-1]
+        code_start = np.concatenate(([0, 0], np.cumsum(sizes[1:] ** sizes[1:])))[:-1]
+        codes = np.full(int(code_start[-1] + CODE_MAX_N**CODE_MAX_N), -1, dtype=np.int64)
+        for n in sizes[1:]:
+            ranks = _CODE_TO_RANK[n]
+            codes[code_start[n] : code_start[n] + n**n] = np.where(ranks >= 0, first[n] + ranks, -1)
+        width = CODE_MAX_N + 1
+        powers = np.zeros((width, width), dtype=np.int64)
+        for n in sizes[1:]:
+            powers[n, :n] = n ** np.arange(n)
+        _SMALL.update(
+            rows=np.concatenate(tables), first=first, code_start=code_start, codes=codes,
+            powers=powers.ravel(),
+        )  # fmt: skip
+    return _SMALL
+
+
+def _lookup(pflat: np.ndarray, plen: np.ndarray, rflat: np.ndarray, rlen: np.ndarray) -> np.ndarray:
+    """Category of every example that is a valid permutation of n <= CODE_MAX_N clips with
+    labels 1..n (the dataset's case), else -1, in a few passes over the flat tokens and no
+    per-n grouping: label -> reference position through one scattered inverse table, then
+    the prediction's base-n code through the code table. Prediction tokens are read
+    aligned with their reference's tokens (only rows of equal length can be valid)."""
+    small = _small_tables()
+    count, width = len(rlen), CODE_MAX_N + 1
+    rrow = np.repeat(np.arange(count), rlen)
+    rn = np.repeat(rlen, rlen)
+    rpos = np.arange(len(rflat)) - np.repeat(np.cumsum(rlen) - rlen, rlen)
+    usable = (rflat >= 1) & (rflat <= rn) & (rn <= CODE_MAX_N)
+    candidate = (plen == rlen) & (np.bincount(rrow[~usable], minlength=count) == 0)
+    inverse = np.full(count * width, -1, dtype=np.int64)
+    inverse[rrow[usable] * width + rflat[usable]] = rpos[usable]
+    candidate &= (inverse.reshape(count, width) >= 0).sum(1) == rlen  # no repeated label
+    on = candidate[rrow]
+    if not on.any():
+        return np.full(count, -1, dtype=np.int64)
+    tokens = pflat[np.where(on, np.repeat(np.cumsum(plen) - plen, rlen) + rpos, 0)]
+    known = on & (tokens >= 1) & (tokens <= rn)
+    mapped = np.where(known, inverse[rrow * width + np.where(known, tokens, 0)], 0)
+    weights = mapped * small["powers"][np.where(known, rn * width + rpos, 0)]
+    code = np.bincount(rrow, weights, count).astype(np.int64)
+    candidate &= np.bincount(rrow[~known], minlength=count) == 0
+    found = small["codes"][small["code_start"][np.minimum(rlen, CODE_MAX_N)] + code]
+    return np.where(candidate, found, -1)
 
 
 def _ranks(mapped: np.ndarray) -> np.ndarray:
@@ -507,18 +567,20 @@ def _categorise(
     prediction gets its own row from `_metrics_of_mapped` (identical rows merged). Means,
     breakdowns and bootstrap then only count categories.
     """
-    count = len(rlen)
-    category = np.empty(count, dtype=np.int64)
-    blocks: list[np.ndarray] = []
-    offset = 0
+    if (rlen == 0).any():
+        _check_reference([], int(np.flatnonzero(rlen == 0)[0]))
+    small = _small_tables()
+    category = _lookup(pflat, plen, rflat, rlen)
+    blocks = [small["rows"]]
+    offset = len(small["rows"])
     other_idx: list[np.ndarray] = []
     other_rows: list[np.ndarray] = []
     bad_refs: list[int] = []
-    if (rlen == 0).any():
-        _check_reference([], int(np.flatnonzero(rlen == 0)[0]))
     pstart = np.cumsum(plen) - plen
     rstart = np.cumsum(rlen) - rlen
-    for idx in _split(rlen * (int(plen.max(initial=0)) + 1) + plen):
+    rest = np.flatnonzero(category < 0)
+    keys = rlen[rest] * (int(plen.max(initial=0)) + 1) + plen[rest]
+    for idx in (rest[i] for i in _split(keys)):
         n, length = int(rlen[idx[0]]), int(plen[idx[0]])
         ref = rflat[rstart[idx, None] + np.arange(n)]
         pred = pflat[pstart[idx, None] + np.arange(length)]
@@ -529,9 +591,12 @@ def _categorise(
         if length == n and n <= TABLE_MAX_N:
             ranks = _ranks(mapped)
             ok = ranks >= 0
-            blocks.append(_table(n))
-            category[idx[ok]] = offset + ranks[ok]
-            offset += len(blocks[-1])
+            if n <= CODE_MAX_N:
+                category[idx[ok]] = small["first"][n] + ranks[ok]
+            elif ok.any():
+                blocks.append(_table(n))
+                category[idx[ok]] = offset + ranks[ok]
+                offset += len(blocks[-1])
             idx, mapped = idx[~ok], mapped[~ok]
             valid = np.zeros(len(idx), dtype=bool)
         elif length == n:
@@ -548,11 +613,12 @@ def _categorise(
         unique, inverse = np.unique(np.concatenate(other_rows), axis=0, return_inverse=True)
         category[np.concatenate(other_idx)] = offset + inverse.ravel()
         blocks.append(unique)
-    rows = np.concatenate(blocks) if blocks else np.empty((0, len(METRICS)))
-    return category, rows
+    return category, np.concatenate(blocks)
 
 
 def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
+    if not tokens:  # nothing to compare: say why, not which labels are missing
+        return note or "empty prediction"
     problems = [note] if note else []
     if len(tokens) != len(ref):
         problems.append(f"length {len(tokens)} instead of {len(ref)}")
@@ -680,8 +746,15 @@ def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
             perms = np.argsort(rng.random((BASELINE_SAMPLES, n)), axis=1)
             sampled = _metrics_of_mapped(perms, n, np.ones(BASELINE_SAMPLES, dtype=bool))
             values = np.array(
-                [1 / math.factorial(n), 1 / n, sampled[:, 2].mean(), sampled[:, 3].mean(),
-                 0.0, 0.5, 0.0]  # fmt: skip
+                [
+                    1 / math.factorial(n),
+                    1 / n,
+                    sampled[:, 2].mean(),
+                    sampled[:, 3].mean(),
+                    0.0,
+                    0.5,
+                    0.0,
+                ]  # fmt: skip
             )
             _EXPECTED[n] = (values, ("lcs_ratio", "edit_distance"))
     return _EXPECTED[n]

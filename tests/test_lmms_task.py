@@ -114,7 +114,9 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
                 assert visuals == []
             else:
                 assert len(visuals) == doc[schema.NUM_CLIPS]
-                for label, (path, clip) in enumerate(zip(visuals, doc[schema.CLIPS]), 1):
+                for label, (path, clip) in enumerate(
+                    zip(visuals, doc[schema.CLIPS], strict=True), 1
+                ):
                     path = Path(path)
                     assert path.name == schema.clip_file_name(doc[schema.VIDEO_ID], label)
                     assert path.read_bytes() == clip["bytes"]
@@ -146,7 +148,9 @@ def test_process_results_parses_and_aggregates_with_the_metric(demo_build, utils
             answers.append("<order>" + ", ".join(f"Video {k}" for k in order[::-1]) + "</order>")
         else:
             answers.append(" -> ".join(f"Clip {k}" for k in order))  # a usual deviation
-    records = [utils.process_results(d, [a])["binary_accuracy"] for d, a in zip(rows, answers)]
+    records = [
+        utils.process_results(d, [a])["binary_accuracy"] for d, a in zip(rows, answers, strict=True)
+    ]
     assert records[0]["order"] is None and records[0]["raw_output"] == answers[0]
     assert records[2]["order"] == list(rows[2][schema.ANSWER]["order"])
     n = len(rows)

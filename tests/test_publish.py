@@ -138,6 +138,7 @@ def test_plan_uploads_the_layout_and_leaves_strays(tmp_path: Path) -> None:
     for rel in [
         "README.md",
         "build_report.json",
+        "build_report.txt",
         "data/test-00000-of-00001.parquet",
         "text/test-00000-of-00001.parquet",
         "webdataset/test-000000.tar",
@@ -152,6 +153,7 @@ def test_plan_uploads_the_layout_and_leaves_strays(tmp_path: Path) -> None:
     assert [f.path_in_repo for f in plan] == [
         "README.md",
         "build_report.json",
+        "build_report.txt",
         "data/test-00000-of-00001.parquet",
         "text/test-00000-of-00001.parquet",
         "webdataset/test-000000.tar",
@@ -251,7 +253,7 @@ def test_dry_run_lists_files_with_sizes_and_sends_nothing(
     assert code == 0
     assert hub.calls == []
     plan = plan_upload(build_copy)
-    assert {f.path_in_repo for f in plan} >= {"README.md", "build_report.json"}
+    assert {f.path_in_repo for f in plan} >= {"README.md", "build_report.json", "build_report.txt"}
     for f in plan:
         assert f"{f.size:>15,d}  {f.path_in_repo}" in out
     assert f"{len(plan)} files" in out and "nothing sent" in out
@@ -326,9 +328,10 @@ def test_folder_failing_validate_is_refused(
 def test_limits_are_checked_before_anything_is_sent(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root_entries = len(list(build_copy.iterdir()))
+    root_entries = {f.path_in_repo.split("/")[0] for f in plan_upload(build_copy)}
+    assert {"README.md", schema.CLIP_DATA_DIR, schema.TEXT_DATA_DIR} <= root_entries
     code = publish_dataset(
-        build_copy, "org/splice", limits=HubLimits(max_entries_per_folder=root_entries - 1)
+        build_copy, "org/splice", limits=HubLimits(max_entries_per_folder=len(root_entries) - 1)
     )
     assert code == 1
     assert "./: " in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""parse_order: the forms the paper's prompts ask for and the usual deviations from them."""
+
+from __future__ import annotations
+
+import pytest
+
+from splice_metric import parse_order
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the prompt's own format (Appendix A.3)
+        ("<order>Video 3, Video 1, Video 2</order>", [3, 1, 2]),
+        ("'<order>Video 2, Video 1</order>'", [2, 1]),
+        ("<ORDER> video 2 ,VIDEO 1 </Order>", [2, 1]),
+        ("<order>Video3, Video1, Video2</order>", [3, 1, 2]),
+        ("<order>Clip 2, Clip 3, Clip 1</order>", [2, 3, 1]),
+        ("<order>random_part_3, random_part_1, random_part_2</order>", [3, 1, 2]),
+        # bare numbers, brackets, arrows, line breaks
+        ("<order>3, 1, 2</order>", [3, 1, 2]),
+        ("<order>[2, 3, 4, 5, 1]</order>", [2, 3, 4, 5, 1]),
+        ("<order>3 -> 1 -> 2</order>", [3, 1, 2]),
+        ("<order>3 → 1 → 2</order>", [3, 1, 2]),
+        ("<order>(3) > (1) > (2)</order>", [3, 1, 2]),
+        ("<order>\n3\n1\n2\n</order>", [3, 1, 2]),
+        ("<order>3 then 1 and 2</order>", [3, 1, 2]),
+        ("<order>Video 3 -> Video 1 -> Video 2</order>", [3, 1, 2]),
+        ("<order>**Video 2**, **Video 1**</order>", [2, 1]),
+        # letters, as in the paper's Fig. 4 ("Clips order: c, a, d, b")
+        ("<order>c, a, d, b</order>", [3, 1, 4, 2]),
+        ("<order>C A D B</order>", [3, 1, 4, 2]),
+        ("<order>Clip c, Clip a, Clip b</order>", [3, 1, 2]),
+        # "Video N - [label]" lines: the caption text is not read as labels
+        (
+            "<order>\nVideo 2 - [cut 3 oranges into halves]\nVideo 1 - [squeeze the juice]\n"
+            "Video 3 - [serve a glass]\n</order>",
+            [2, 1, 3],
+        ),
+        ("<order>\n2 - cut the oranges\n1 - juice them\n</order>", [2, 1]),
+        ("<order>\n- b: cut\n- a: juice\n</order>", [2, 1]),
+        # prose around the tags; several blocks: the last one counts
+        (
+            "Looking at the clips, the first shows cutting. <order>Video 2, Video 1</order> "
+            "I am fairly confident.",
+            [2, 1],
+        ),
+        ("First guess <order>1, 2, 3</order>, corrected: <order>3, 2, 1</order>", [3, 2, 1]),
+        ("<order>1, 2</order> and finally <order>2, 1", [2, 1]),  # unclosed last block
+        # no tags: a plain sequence, an answer after a colon, or each clip named once
+        ("[3, 1, 2]", [3, 1, 2]),
+        ("3, 1, 2", [3, 1, 2]),
+        ("c, a, b", [3, 1, 2]),
+        ("The clips happen in this order.\nAnswer: 3, 1, 2", [3, 1, 2]),
+        ("The correct order is Video 3, Video 1, Video 2.", [3, 1, 2]),
+        # answers that are read but are not permutations (scored as invalid, not dropped)
+        ("<order>Video 1, Video 1, Video 2</order>", [1, 1, 2]),
+        ("<order>Video 12, Video 3</order>", [12, 3]),
+    ],
+)
+def test_parses(text: str, expected: list[int]) -> None:
+    assert parse_order(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "I cannot determine the order.",
+        "<order></order>",
+        "<order>unk</order>",  # the human protocol's "unknown"
+        "<order>1.5, 2</order>",  # not an integer label: never truncated to 1
+        "<order>Video X, Video Y, Video Z</order>",  # the prompt's placeholders echoed
+        "<order>1, b, 3</order>",  # numbers and letters mixed
+        "Video 1 shows cutting, Video 2 juicing, so Video 1 comes before Video 2.",
+        "1.5, 2",
+    ],
+)
+def test_unparseable_is_none(text: str) -> None:
+    assert parse_order(text) is None
+
+
+@pytest.mark.parametrize("value", [None, 3, [1, 2], b"<order>1, 2</order>"])
+def test_non_text_is_none(value: object) -> None:
+    assert parse_order(value) is None  # type: ignore[arg-type]
