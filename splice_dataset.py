@@ -338,7 +338,10 @@ class Splice(datasets.GeneratorBasedBuilder):
         import pyarrow.parquet as pq
 
         cols = list(columns(self.config.name))
-        for shard_index, file in enumerate(files):
+        for file in files:
+            # The index in the shard's own name keeps keys stable when datasets splits
+            # `files` between processes or streaming workers.
+            shard_index = int(_SHARD_RE.match(Path(file).name)["i"])
             pf = pq.ParquetFile(file)
             missing = [c for c in cols if c not in pf.schema_arrow.names]
             if missing:

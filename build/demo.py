@@ -79,7 +79,7 @@ def score_random_baseline(out_dir: Path, seed: int = 0) -> dict:
 
     import splice_metric
 
-    dataset = schema.load("video_text", source=str(out_dir))
+    dataset = _load_like_a_user(out_dir)
     rng = random.Random(seed)
     predictions, references = [], []
     for row in dataset:
@@ -88,7 +88,48 @@ def score_random_baseline(out_dir: Path, seed: int = 0) -> dict:
         predictions.append("<order>" + ", ".join(f"Video {k}" for k in labels) + "</order>")
         references.append(row[schema.ANSWER]["order"])
     metric = evaluate.load(str(Path(splice_metric.__file__).parent), "text")
-    return metric.compute(predictions=predictions, references=references, random_baseline=True)
+    return metric.compute(
+        predictions=predictions,
+        references=references,
+        random_baseline=True,
+        confidence_level=0.95,
+        seed=seed,
+    )
+
+
+def _load_like_a_user(out_dir: Path):
+    """``load_dataset("splice", "video_text")`` when the build is ./splice, as in the README."""
+    if Path(out_dir).resolve() == (Path.cwd() / "splice").resolve():
+        return schema.load("video_text", source="splice")
+    return schema.load("video_text", source=str(out_dir))
+
+
+METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", "kendall_tau")
+
+
+def _walkthrough(out: Path, seed: int) -> str:
+    """What a user does next, shown on the first video: prompt, answer, parse, score."""
+    row = _load_like_a_user(out)[0]
+    prompt = schema.build_prompt(row, "video_text")
+    lines = [
+        f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
+        f"{row[schema.NUM_CLIPS]} clips: "
+        + ", ".join(c["path"] for c in row[schema.CLIPS]),
+        "Prompt (video_text config, clips attached as Video 1..n):",
+        "  " + prompt.text.replace("\n", "\n  ")[:1200],
+        f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",
+    ]
+    return "\n".join(lines)
+
+
+def _score_table(scores: dict) -> str:
+    base = scores["random_baseline"]
+    rows = [f"{'metric':18s} {'random answers':>24s} {'exact expectation':>18s}"]
+    for m in METRICS:
+        ci = scores.get("confidence_intervals", {}).get(m)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        rows.append(f"{m:18s} {scores[m]:8.4f}{interval:>16s} {base[m]:18.4f}")
+    return "\n".join(rows)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,10 +142,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = build_demo(args.out, args.work, args.workers, progress=True, seed=args.seed)
     report = json.loads((out / "build_report.json").read_text("utf-8"))
-    print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries")
-    print("(source videos are rendered STAND-INS: no COIN video can be downloaded here)")
+    print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries.")
+    print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
     print((out / "build_report.txt").read_text("utf-8"))
+    print(f'Loaded with load_dataset("{out}", "video_text") (splice_dataset.load).')
+    print(_walkthrough(out, args.seed))
     scores = score_random_baseline(out, args.seed)
-    print("Random baseline, answered as text, parsed and scored with splice_metric:")
-    print(json.dumps(scores, indent=1, default=str)[:3000])
+    print(
+        f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
+        'with evaluate.load("splice_metric"); 95% bootstrap intervals:'
+    )
+    print(_score_table(scores))
+    print(f"invalid_rate: {scores['invalid_rate']:.3f}")
     return 0

@@ -30,7 +30,9 @@ from .report import BuildReport
 from .workdir import WorkDir, work_key
 from .worker import VideoTask
 
-FORMATS = ("parquet", "webdataset", "both")
+# Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
+# adds WebDataset tar shards of the same rows for loaders that stream tar files.
+FORMATS = ("parquet", "both")
 
 
 @dataclass(frozen=True)
@@ -95,12 +97,12 @@ def run_build(config: BuildConfig) -> BuildResult:
     entries = [e for e in selection.selected if e.video_id in included]
     videos = _shuffled(entries, work, config)
     written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
-    if config.format in ("webdataset", "both"):
-        from .write_wds import write_webdataset
+    sections = []
+    if config.format == "both":
+        from .write_wds import card_section, write_webdataset
 
-        write_webdataset(_shuffled(entries, work, config), staging)
-    if config.format == "webdataset":
-        _drop_parquet(staging)
+        tars = write_webdataset(_shuffled(entries, work, config), staging)
+        sections.append(card_section(len(tars)))
     provenance = card.Provenance(
         annotations_file=config.annotations.name,
         annotations_sha256=annotations.sha256,
@@ -116,15 +118,15 @@ def run_build(config: BuildConfig) -> BuildResult:
         skipped_by_stage=dict(Counter(v.stage for v in report.skipped)),
         curation_sha256=_sha256(config.curation) if config.curation else None,
     )
-    (staging / "README.md").write_text(card.render_card(written, provenance), "utf-8")
+    (staging / "README.md").write_text(
+        card.render_card(written, provenance, extra_sections=sections), "utf-8"
+    )
     report.write(staging)
     if config.out.exists():
         shutil.rmtree(config.out)
     os.replace(staging, config.out)
 
-    # A WebDataset-only build has no Parquet shards for `splice validate` to check.
-    check = config.validate and config.format != "webdataset"
-    problems = validate.validate(config.out) if check else []
+    problems = validate.validate(config.out) if config.validate else []
     return BuildResult(config.out, report, problems, time.monotonic() - started)
 
 
@@ -171,11 +173,6 @@ def _shuffled(entries: list[VideoEntry], work: WorkDir, config: BuildConfig) -> 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _drop_parquet(folder: Path) -> None:
-    for sub in (schema.CLIP_DATA_DIR, schema.TEXT_DATA_DIR):
-        shutil.rmtree(folder / sub, ignore_errors=True)
 
 
 def _settings(config: BuildConfig) -> dict:

@@ -53,16 +53,23 @@ def process_video(task: VideoTask) -> Outcome:
         tmp = None
         return _ok(committed)
     except SkipVideo as exc:
-        return Outcome(entry.video_id, False, stage=exc.stage, reason=exc.reason)
+        return Outcome(entry.video_id, False, stage=exc.stage, reason=_portable(exc.reason, task))
     except Exception as exc:  # one broken video must never stop the build
         last = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(last.filename).name}:{last.lineno}"
-        return Outcome(
-            entry.video_id, False, stage="cut", reason=f"{type(exc).__name__}: {exc} ({where})"
-        )
+        reason = _portable(f"{type(exc).__name__}: {exc} ({where})", task)
+        return Outcome(entry.video_id, False, stage="cut", reason=reason)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _portable(reason: str, task: VideoTask) -> str:
+    """Reasons name files relative to the video folder: the report is published with the
+    build, must not reveal local paths, and must be the same on every machine."""
+    for folder in {str(task.videos_dir.resolve()), str(task.videos_dir)}:
+        reason = reason.replace(folder + "/", "").replace(folder, "<videos>")
+    return reason
 
 
 def _ok(video) -> Outcome:

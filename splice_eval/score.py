@@ -174,7 +174,7 @@ def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
-    rows = [(f"{r['file']}:{r['model']}/{r['config']}", r) for r in results]
+    rows = [(f"{Path(r['file']).name}:{r['model']}/{r['config']}", r) for r in results]
     if results and "random_baseline" in results[0]:
         rows.append(("random (expected)", results[0]["random_baseline"]))
     parts = [format_table("run", rows)]

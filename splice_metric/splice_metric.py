@@ -327,6 +327,20 @@ def _check_reference(labels: Sequence[int], index: int) -> None:
         raise ValueError(f"reference {index}: duplicate label {', '.join(map(str, dup))}")
 
 
+def _clean_ints(flat: np.ndarray) -> np.ndarray | None:
+    """Integer tokens as a signed array (kept in their own width: the dataset's labels are
+    int32), or None when they need the checked per-example pass."""
+    if flat.dtype.kind == "u":
+        if flat.dtype == np.uint64 and flat.size and flat.max() > _INT64_MAX:
+            return None
+        flat = flat.astype(np.int64)
+    if flat.dtype.kind != "i":
+        return None
+    if flat.dtype == np.int64 and (flat == _NOT_A_LABEL).any():
+        return None
+    return flat
+
+
 def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
     """Flatten sequences into (tokens, lengths, notes).
 
@@ -338,21 +352,16 @@ def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]
     if hasattr(seqs, "combine_chunks"):  # a chunked Arrow column
         seqs = seqs.combine_chunks()
     if hasattr(seqs, "offsets") and hasattr(seqs, "flatten") and hasattr(seqs, "to_pylist"):
-        flat = np.asarray(seqs.flatten())
-        if flat.dtype.kind in "iu" and not (flat.dtype == np.uint64 and (flat > _INT64_MAX).any()):
-            offsets = np.asarray(seqs.offsets, dtype=np.int64)
-            flat = flat.astype(np.int64)
-            if not (flat == _NOT_A_LABEL).any():
-                return flat, np.diff(offsets), {}
-        seqs = seqs.to_pylist()
+        flat = _clean_ints(np.asarray(seqs.flatten())) if not seqs.null_count else None
+        if flat is not None:
+            return flat, np.diff(np.asarray(seqs.offsets, dtype=np.int64)), {}
+        seqs = seqs.to_pylist()  # nulls: read per example
     elif hasattr(seqs, "to_pylist"):  # e.g. an Arrow string array of model answers
         seqs = seqs.to_pylist()
-    if isinstance(seqs, np.ndarray) and seqs.ndim == 2 and seqs.dtype.kind in "iu":
-        if not (seqs.dtype == np.uint64 and (seqs > _INT64_MAX).any()):
-            flat = seqs.astype(np.int64).ravel()
-            if not (flat == _NOT_A_LABEL).any():
-                lengths = np.full(seqs.shape[0], seqs.shape[1], dtype=np.int64)
-                return flat, lengths, {}
+    if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
+        flat = _clean_ints(seqs.ravel())
+        if flat is not None:
+            return flat, np.full(seqs.shape[0], seqs.shape[1], dtype=np.int64), {}
     if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
         raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
     seqs = seqs if isinstance(seqs, list) else list(seqs)
@@ -459,54 +468,66 @@ def _table(n: int) -> np.ndarray:
 
 def _small_tables() -> dict[str, np.ndarray]:
     """Rows of every permutation of 1..CODE_MAX_N clips in one array (category k is row k),
-    the first category of each n, and one code table mapping (n, base-n code) to a
-    category: what `_lookup` needs to score all rows at once."""
+    the first category of each n, and a table from base-8 code to category. Base 8 serves
+    every n <= 7 at once: a permutation of n has digits below n in its first n places and
+    zeros after, so no two permutations share a code (`_lookup` checks n as well)."""
     if not _SMALL:
-        sizes = np.arange(CODE_MAX_N + 1)
-        tables = [_table(n) for n in sizes[1:]]
-        first = np.concatenate(([0, 0], np.cumsum([len(t) for t in tables])))[:-1]
-        code_start = np.concatenate(([0, 0], np.cumsum(sizes[1:] ** sizes[1:])))[:-1]
-        codes = np.full(int(code_start[-1] + CODE_MAX_N**CODE_MAX_N), -1, dtype=np.int64)
-        for n in sizes[1:]:
-            ranks = _CODE_TO_RANK[n]
-            codes[code_start[n] : code_start[n] + n**n] = np.where(ranks >= 0, first[n] + ranks, -1)
-        width = CODE_MAX_N + 1
-        powers = np.zeros((width, width), dtype=np.int64)
-        for n in sizes[1:]:
-            powers[n, :n] = n ** np.arange(n)
-        _SMALL.update(
-            rows=np.concatenate(tables), first=first, code_start=code_start, codes=codes,
-            powers=powers.ravel(),
-        )  # fmt: skip
+        sizes = range(1, CODE_MAX_N + 1)
+        tables = [_table(n) for n in sizes]
+        first = np.concatenate(([0], np.cumsum([len(t) for t in tables])))
+        codes = np.full(_BASE**CODE_MAX_N, -1, dtype=np.int32)
+        clips = np.concatenate([np.full(len(t), n) for n, t in zip(sizes, tables, strict=True)])
+        for n in sizes:
+            perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+            codes[perms @ _BASE ** np.arange(n)] = first[n - 1] + np.arange(len(perms))
+        _SMALL.update(rows=np.concatenate(tables), first=np.concatenate(([0], first)),
+                      codes=codes, clips=clips)  # fmt: skip
     return _SMALL
+
+
+_BASE = CODE_MAX_N + 1
 
 
 def _lookup(pflat: np.ndarray, plen: np.ndarray, rflat: np.ndarray, rlen: np.ndarray) -> np.ndarray:
     """Category of every example that is a valid permutation of n <= CODE_MAX_N clips with
     labels 1..n (the dataset's case), else -1, in a few passes over the flat tokens and no
-    per-n grouping: label -> reference position through one scattered inverse table, then
-    the prediction's base-n code through the code table. Prediction tokens are read
-    aligned with their reference's tokens (only rows of equal length can be valid)."""
+    per-n grouping: label -> reference position through one scattered inverse table (8
+    slots per example), then the prediction's base-8 code through the code table. The
+    prediction's tokens are read aligned with its reference's (only rows of equal length
+    can be valid). Needs every reference non-empty."""
     small = _small_tables()
-    count, width = len(rlen), CODE_MAX_N + 1
-    rrow = np.repeat(np.arange(count), rlen)
-    rn = np.repeat(rlen, rlen)
-    rpos = np.arange(len(rflat)) - np.repeat(np.cumsum(rlen) - rlen, rlen)
-    usable = (rflat >= 1) & (rflat <= rn) & (rn <= CODE_MAX_N)
-    candidate = (plen == rlen) & (np.bincount(rrow[~usable], minlength=count) == 0)
-    inverse = np.full(count * width, -1, dtype=np.int64)
-    inverse[rrow[usable] * width + rflat[usable]] = rpos[usable]
-    candidate &= (inverse.reshape(count, width) >= 0).sum(1) == rlen  # no repeated label
-    on = candidate[rrow]
-    if not on.any():
+    count = len(rlen)
+    rstart = np.cumsum(rlen) - rlen
+    candidate = (
+        (plen == rlen)
+        & (rlen <= CODE_MAX_N)
+        & (np.minimum.reduceat(rflat, rstart) >= 1)
+        & (np.maximum.reduceat(rflat, rstart) <= rlen)
+    )
+    if not candidate.any():
         return np.full(count, -1, dtype=np.int64)
-    tokens = pflat[np.where(on, np.repeat(np.cumsum(plen) - plen, rlen) + rpos, 0)]
-    known = on & (tokens >= 1) & (tokens <= rn)
-    mapped = np.where(known, inverse[rrow * width + np.where(known, tokens, 0)], 0)
-    weights = mapped * small["powers"][np.where(known, rn * width + rpos, 0)]
-    code = np.bincount(rrow, weights, count).astype(np.int64)
-    candidate &= np.bincount(rrow[~known], minlength=count) == 0
-    found = small["codes"][small["code_start"][np.minimum(rlen, CODE_MAX_N)] + code]
+    slots = np.repeat(np.arange(0, count * _BASE, _BASE), rlen)
+    rpos = np.arange(len(rflat), dtype=np.int32) - np.repeat(rstart.astype(np.int32), rlen)
+    inverse = np.full(count * _BASE, -1, dtype=np.int8)
+    if candidate.all():
+        inverse[slots + rflat] = rpos
+    else:
+        use = np.repeat(candidate, rlen)
+        inverse[slots[use] + rflat[use]] = rpos[use]
+    candidate &= (inverse.reshape(count, _BASE) >= 0).sum(1) == rlen  # no repeated label
+    if (plen == rlen).all():
+        tokens = pflat
+    else:
+        pstart = np.cumsum(plen) - plen
+        tokens = pflat[np.where(np.repeat(candidate, rlen), np.repeat(pstart, rlen) + rpos, 0)]
+    # a token outside 0..7 reads slot 0, which is always -1 (labels start at 1), as are
+    # the slots of labels above n: both make the row invalid below
+    mapped = inverse[slots + np.where((tokens >= 0) & (tokens < _BASE), tokens, 0)]
+    candidate &= np.minimum.reduceat(mapped, rstart) >= 0
+    powers = (_BASE ** np.arange(CODE_MAX_N + 1))[np.minimum(rpos, CODE_MAX_N)]
+    code = np.add.reduceat(mapped * powers, rstart)
+    found = small["codes"][np.where(candidate, code, 0)]
+    candidate &= (found >= 0) & (small["clips"][found] == rlen)
     return np.where(candidate, found, -1)
 
 
@@ -564,7 +585,7 @@ def _categorise(
     """Metric row (a "category") of every example, and the rows.
 
     A valid permutation of n <= TABLE_MAX_N clips is its row in the n! table; every other
-    prediction gets its own row from `_metrics_of_mapped` (identical rows merged). Means,
+    prediction gets its own row from `_metrics_of_mapped`. Means,
     breakdowns and bootstrap then only count categories.
     """
     if (rlen == 0).any():
@@ -610,10 +631,16 @@ def _categorise(
         i = min(bad_refs)
         _check_reference(rflat[rstart[i] : rstart[i] + rlen[i]].tolist(), i)
     if other_rows:
-        unique, inverse = np.unique(np.concatenate(other_rows), axis=0, return_inverse=True)
-        category[np.concatenate(other_idx)] = offset + inverse.ravel()
-        blocks.append(unique)
+        others = np.concatenate(other_idx)
+        category[others] = offset + np.arange(len(others))
+        blocks.extend(other_rows)
     return category, np.concatenate(blocks)
+
+
+def _merge_identical(category: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Same categories with identical rows merged (the bootstrap's cost grows with them)."""
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return inverse.ravel()[category], unique
 
 
 def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
@@ -842,6 +869,7 @@ def score(
     if confidence_level is not None:
         rng = np.random.default_rng(seed)
         bootstrap = (float(confidence_level), bootstrap_iterations, rng)
+        category, rows = _merge_identical(category, rows)
     result = _breakdowns(category, rows, rlen, groups, bootstrap)
     if confidence_level is not None:
         result["confidence_level"] = float(confidence_level)

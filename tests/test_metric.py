@@ -24,7 +24,7 @@ from splice_metric import METRICS, expected_random, random_baseline, score
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "splice_metric"
-TABLE1 = {2: 1020, 3: 1026, 4: 734, 5: 333, 6:172, 7: 96}  # fmt: skip
+TABLE1 = {2: 1020, 3: 1026, 4: 734, 5: 333, 6: 172, 7: 96}
 
 
 def means(result: dict) -> dict[str, float]:
