@@ -29,10 +29,12 @@ from tests.videos import (
     write_video,
 )
 
+DEFAULT = CutSettings()
 
-def _cut(src: Path, tmp_path: Path, segments, settings=CutSettings(), video_id="vid"):
+
+def _cut(src: Path, tmp_path: Path, segments, settings=DEFAULT, video_id="vid"):
     videos = tmp_path / "videos"
-    videos.mkdir(exist_ok=True)
+    videos.mkdir(parents=True, exist_ok=True)
     shutil.copy(src, videos / f"{video_id}{src.suffix}")
     probed = probe(entry(video_id, segments), videos)
     return probed, cut_video(probed, tmp_path / "clips" / video_id, settings)
@@ -304,3 +306,11 @@ def test_audio_clips_are_refused_clearly(bikes_mp4, tmp_path):
     probed = probe(entry("b", [(1.0, 2.0)]), videos)
     with pytest.raises(ValueError, match="audio"):
         cut_video(probed, tmp_path / "c", CutSettings(audio=True))
+
+
+def test_cutting_twice_gives_identical_bytes(bikes_mp4, tmp_path):
+    """Builds must be reproducible: same source, same settings, same clip files."""
+    _, first = _cut(bikes_mp4, tmp_path / "a", [(0.5, 3.0), (5.0, 8.0)])
+    _, second = _cut(bikes_mp4, tmp_path / "b", [(0.5, 3.0), (5.0, 8.0)])
+    for a, b in zip(first.clips, second.clips, strict=True):
+        assert a.path.read_bytes() == b.path.read_bytes()

@@ -70,7 +70,9 @@ def test_other_containers_are_found_and_open(tmp_path, suffix):
     codec = {".webm": "libvpx", ".mpg": "mpeg2video", ".ts": "mpeg2video", ".flv": "flv"}
     fmt = {".ts": "mpegts", ".mpg": "mpeg"}
     src = write_video(
-        tmp_path / f"src{suffix}", n_frames=30, codec=codec.get(suffix, "libx264"),
+        tmp_path / f"src{suffix}",
+        n_frames=30,
+        codec=codec.get(suffix, "libx264"),
         fmt=fmt.get(suffix),
     )
     info = _probe_copy(src, tmp_path, [(0.5, 1.5), (2.0, 2.9)]).source

@@ -26,3 +26,20 @@ def test_readme_yaml_names_every_config_and_the_two_commands() -> None:
     assert configs[DEFAULT_CONFIG].get("default") is True
     assert data["license"] == "cc-by-nc-4.0"
     assert "make demo" in text and "make test" in text
+
+
+def test_readme_python_example_runs(demo_build: Path, tmp_path: Path, monkeypatch) -> None:
+    """The README's load/decode/prompt/score example, run as written from a folder that,
+    like the repository root after `make demo`, holds ./splice and ./splice_metric."""
+    text = README.read_text("utf-8")
+    section = text.split("## Load, decode, prompt, score", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "splice").symlink_to(demo_build, target_is_directory=True)
+    (tmp_path / "splice_metric").symlink_to(README.parent / "splice_metric")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["order"] == [2, 1, 3]
+    assert namespace["frames"].ndim == 4 and namespace["frames"].shape[-1] == 3
+    row = namespace["row"]
+    assert namespace["prompt"].labels == tuple(f"Video {k}" for k in range(1, row["num_clips"] + 1))

@@ -39,8 +39,9 @@ def read_index(frame: av.VideoFrame) -> int:
     edges = np.linspace(0, width, INDEX_BITS + 1)
     value = 0
     for bit in range(INDEX_BITS):
-        lo, hi = int(edges[bit] + 0.3 * (edges[bit + 1] - edges[bit])), int(
-            edges[bit] + 0.7 * (edges[bit + 1] - edges[bit])
+        lo, hi = (
+            int(edges[bit] + 0.3 * (edges[bit + 1] - edges[bit])),
+            int(edges[bit] + 0.7 * (edges[bit + 1] - edges[bit])),
         )
         level = gray[height // 4 : 3 * height // 4, lo : max(hi, lo + 1)].mean()
         value = value << 1 | int(level > 128)
