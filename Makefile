@@ -5,6 +5,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.splice-installed
 
+# lmms-eval in its own venv (tests/test_lmms_task.py runs its registry there): it pins
+# PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
+# pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
+# PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
+# it, so it is removed again.
+LMMS_VENV ?= .venv-lmms
+LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
+
 .PHONY: demo test lint format bench clean lmms-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
@@ -19,9 +27,10 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP)
+test: $(STAMP) $(LMMS_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m ruff format --check .
+	SPLICE_REQUIRE_LMMS=1 $(PY) -m pytest -q -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -38,14 +47,6 @@ clean:
 COIN_JSON ?= ../shared/data/coin/COIN_partial_10070_official_subset.json
 readme: $(STAMP)
 	$(PY) -m splice_build.readme --annotations $(COIN_JSON) --out README.md
-
-# lmms-eval in its own venv (tests/test_lmms_task.py runs its registry there): it pins
-# PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
-# pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
-# PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
-# it, so it is removed again.
-LMMS_VENV ?= .venv-lmms
-LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 
 $(LMMS_STAMP):
 	$(PYTHON) -m venv $(LMMS_VENV)

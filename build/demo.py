@@ -113,8 +113,7 @@ def _walkthrough(out: Path, seed: int) -> str:
     prompt = schema.build_prompt(row, "video_text")
     lines = [
         f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
-        f"{row[schema.NUM_CLIPS]} clips: "
-        + ", ".join(c["path"] for c in row[schema.CLIPS]),
+        f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),
         "Prompt (video_text config, clips attached as Video 1..n):",
         "  " + prompt.text.replace("\n", "\n  ")[:1200],
         f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",

@@ -65,9 +65,7 @@ def render_readme(annotations: Path, docs: Path = DOCS) -> str:
     )
     intro = (docs / INTRO).read_text("utf-8")
     sections = _split_sections((docs / SECTIONS).read_text("utf-8"))
-    return card.render_card(
-        written, provenance, title=TITLE, intro=intro, extra_sections=sections
-    )
+    return card.render_card(written, provenance, title=TITLE, intro=intro, extra_sections=sections)
 
 
 def _split_sections(markdown: str) -> list[tuple[str, str]]:

@@ -187,6 +187,8 @@ def lmms_python() -> Path | None:
 def test_lmms_eval_registry_loads_and_runs_the_tasks(demo_build, utils, tmp_path):
     python = lmms_python()
     if python is None:
+        if os.environ.get("SPLICE_REQUIRE_LMMS") == "1":  # `make test` builds .venv-lmms
+            pytest.fail("lmms-eval's venv is missing or broken: run `make lmms-venv`")
         pytest.skip(
             "lmms-eval is not installed: it needs its own venv (PyAV<16, torch); "
             "run `make lmms-venv` or set SPLICE_LMMS_PYTHON"

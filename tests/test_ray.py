@@ -12,11 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+import ray  # the optional extra splice-benchmark[ray]; the test extra installs it
 
-ray = pytest.importorskip("ray", reason="Ray is the optional extra splice-benchmark[ray]")
-
-from splice_build.pipeline import run_build  # noqa: E402
-from tests.build_helpers import config, subset_annotations, tree_digest  # noqa: E402
+from splice_build.pipeline import run_build
+from tests.build_helpers import config, subset_annotations, tree_digest
 
 
 @pytest.fixture(scope="module")
