@@ -5,15 +5,20 @@ looped into a longer source so that its short side is above the 448 px cap and t
 are downscaled, as real 720p/1080p COIN videos are) at the same segments, to the same
 size, with the same encoder settings (libx264 veryfast, crf 23, no audio):
 
-- cutter: probe + ``cut_video`` (one decode pass over the source for all segments);
-- ffmpeg: one ``ffmpeg -ss S -to E -i SRC -vf scale=-2:448 -c:v libx264 -preset veryfast
-  -crf 23 -an OUT`` per segment (Debian's ffmpeg; skipped with a message when missing).
+- cutter: probe + ``cut_video`` in one spawned worker with the thread budget that
+  ``splice build --workers 1`` gives it (all cores: its two lanes run together);
+- ffmpeg, literal: one ``ffmpeg -ss S -to E -i SRC -vf scale=-2:448 -c:v libx264 -preset
+  veryfast -crf 23 -an OUT`` per segment (Debian's ffmpeg; skipped when missing);
+- ffmpeg, fair: the same plus ``-x264-params mbtree=0``, the x264 option the cutter sets
+  for reproducibility (same size, CRF, preset and bicubic scaler otherwise).
 
-It prints seconds of clip per wall-clock second for both and their ratio (target: at
-least 1.3x), whether each tool's clips hold exactly the source frames of each segment,
-the peak RSS of a worker process running the cutter (target: under 300 MB), and the
-speed-up of a small build (several sources, probe + cut in a process pool) from 1 to 2
-workers (target: at least 1.8x).
+It prints seconds of clip per wall-clock second for each and the ratios (target: at least
+1.3x), whether each tool's clips hold exactly the source frames of each segment, the peak
+RSS of the workers (target: under 300 MB), and the speed-up of a small build (several
+sources, probe + cut in a process pool) from 1 to 2 workers (target: at least 1.8x), once
+with the pipeline's rule (cores // workers threads per worker) and once with every worker
+single-threaded. Last, from the measured CPU seconds (which a busy machine inflates far
+less than wall seconds), the best each target could reach on this machine's cores.
 
     python bench/cut.py [--loops 6] [--sources 4] [--repeat 2] [--cache DIR]
 """
@@ -36,9 +41,11 @@ from pathlib import Path
 
 import av
 
-from splice_build.cut import cut_video
+from splice_build import cut as cut_module
+from splice_build.cut import X264_REPRODUCIBLE, cut_video
 from splice_build.probe import probe
 from splice_build.records import CutSettings, Step, VideoEntry
+from splice_build.worker import thread_budget
 
 SIZE = (1280, 544)  # bikes.mp4 (640x272) upscaled 2x: short side above 448
 FPS = 25
@@ -125,16 +132,40 @@ def _imports_rss(_: object = None) -> float:
     return peak_rss_mb("VmRSS")
 
 
-def cut_one(video_id: str, videos: str, out: str, segments):
-    """Probe and cut one source (in a worker).
+def cut_one(video_id: str, videos: str, out: str, segments, threads: int):
+    """Probe and cut one source (in a worker) with a thread budget.
 
-    Returns (seconds of clips, frame counts, peak MB, CPU seconds of this worker)."""
+    Returns (seconds of clips, frame counts, peak MB, CPU seconds of this worker, CPU
+    seconds on the critical path: the busiest lane plus the work outside the lanes)."""
+    lanes = _time_lanes()
     cpu = time.process_time()
     entry = entry_for(video_id, segments)
-    video = cut_video(probe(entry, Path(videos)), Path(out), CutSettings(max_side=MAX_SIDE))
+    settings = CutSettings(max_side=MAX_SIDE)
+    video = cut_video(probe(entry, Path(videos)), Path(out), settings, threads=threads)
     clip_s = sum(c.duration for c in video.clips)
     counts = [c.num_frames for c in video.clips]
-    return clip_s, counts, peak_rss_mb(), time.process_time() - cpu
+    total = time.process_time() - cpu
+    critical = total - sum(lanes.values()) + max(lanes.values()) if threads > 1 else total
+    return clip_s, counts, peak_rss_mb(), total, critical
+
+
+def _time_lanes() -> dict[int, float]:
+    """Thread CPU seconds of each lane of the next cut (the lanes' own clocks are not
+    slowed by other processes, unlike wall time on a shared machine)."""
+    lanes: dict[int, float] = {}
+    run = cut_module._LaneJob.run
+    run = getattr(run, "__wrapped__", run)
+
+    def timed(self, lane, *args, **kwargs):
+        start = time.thread_time()
+        try:
+            return run(self, lane, *args, **kwargs)
+        finally:
+            lanes[lane] = lanes.get(lane, 0.0) + time.thread_time() - start
+
+    timed.__wrapped__ = run
+    cut_module._LaneJob.run = timed
+    return lanes
 
 
 def _pid(_: object = None) -> int:
@@ -143,21 +174,23 @@ def _pid(_: object = None) -> int:
 
 def run_cutter(src: Path, segments, work: Path):
     """The cutter in a fresh worker: (wall s, clip s, frame counts, peak MB, imports MB,
-    CPU s)."""
+    CPU s, critical-path CPU s)."""
     out = work / "cutter"
     shutil.rmtree(out, ignore_errors=True)
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
         base = pool.submit(_imports_rss).result()  # start the worker before the clock
         start = time.perf_counter()
-        clip_s, counts, peak, cpu = pool.submit(
-            cut_one, src.stem, str(src.parent), str(out), segments
+        clip_s, counts, peak, cpu, critical = pool.submit(
+            cut_one, src.stem, str(src.parent), str(out), segments, thread_budget(1)
         ).result()
         wall = time.perf_counter() - start
-    return wall, clip_s, counts, peak, base, cpu
+    return wall, clip_s, counts, peak, base, cpu, critical
 
 
-def run_ffmpeg(ffmpeg: str, src: Path, segments, work: Path) -> tuple[float, list[int], float]:
+def run_ffmpeg(
+    ffmpeg: str, src: Path, segments, work: Path, fair: bool = False
+) -> tuple[float, list[int], float]:
     out = work / "ffmpeg"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -168,7 +201,9 @@ def run_ffmpeg(ffmpeg: str, src: Path, segments, work: Path) -> tuple[float, lis
         path = out / f"{i:02d}.mp4"
         cmd = [ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-ss", f"{s}", "-to", f"{e}"]
         cmd += ["-i", str(src), "-vf", f"scale=-2:{MAX_SIDE}", "-c:v", "libx264"]
-        cmd += ["-preset", "veryfast", "-crf", "23", "-an", str(path)]
+        cmd += ["-preset", "veryfast", "-crf", "23"]
+        cmd += ["-x264-params", X264_REPRODUCIBLE["x264-params"]] if fair else []
+        cmd += ["-an", str(path)]
         subprocess.run(cmd, check=True)
         paths.append(path)
     wall = time.perf_counter() - start
@@ -177,18 +212,13 @@ def run_ffmpeg(ffmpeg: str, src: Path, segments, work: Path) -> tuple[float, lis
     return wall, [frame_count(p) for p in paths], cpu
 
 
-def _single_threaded() -> None:
-    """Worker initializer: one decoder and one encoder thread, so processes do the scaling."""
-    from splice_build import cut, frames
-
-    frames.DECODER_THREADS = 1
-    cut.ENCODER_THREADS = 1
-
-
 def build_speedup(
     src: Path, n_sources: int, work: Path, single_threaded: bool = False
-) -> dict[int, float]:
-    """Wall time of probe + cut over ``n_sources`` sources with 1 and with 2 workers."""
+) -> dict[int, tuple[float, float, float]]:
+    """Probe + cut of ``n_sources`` sources with 1 and with 2 workers: for each, (wall s,
+    CPU s of all workers, largest peak RSS MB of a worker, summed critical-path CPU s,
+    meaningful for one worker). Workers get the pipeline's
+    thread budget (cores // workers), or one thread each when ``single_threaded``."""
     videos = work / "build-sources"
     videos.mkdir(parents=True, exist_ok=True)
     segments = [(1.0, 6.0), (7.5, 12.5), (14.0, 19.0)]  # a 20 s source, three steps
@@ -197,23 +227,33 @@ def build_speedup(
         target = videos / f"v{i}.mp4"
         if not target.exists():
             shutil.copy(short, target)
-    times = {}
+    result = {}
     ctx = multiprocessing.get_context("spawn")
     for workers in (1, 2):
         out = work / f"build-{workers}"
         shutil.rmtree(out, ignore_errors=True)
-        init = _single_threaded if single_threaded else None
-        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=init) as pool:
+        threads = 1 if single_threaded else thread_budget(workers)
+        with cf.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
             list(pool.map(_pid, range(workers)))  # spawn workers before the clock
             start = time.perf_counter()
             jobs = [
-                pool.submit(cut_one, f"v{i}", str(videos), str(out / f"v{i}"), segments)
+                pool.submit(cut_one, f"v{i}", str(videos), str(out / f"v{i}"), segments, threads)
                 for i in range(n_sources)
             ]
-            for job in jobs:
-                job.result()
-            times[workers] = time.perf_counter() - start
-    return times
+            done = [job.result() for job in jobs]
+            wall = time.perf_counter() - start
+        # With one worker, its videos run one after another: critical paths add up.
+        result[workers] = (
+            wall,
+            sum(d[3] for d in done),
+            max(d[2] for d in done),
+            sum(d[4] for d in done),
+        )
+    return result
+
+
+def best(runs: list[tuple]) -> tuple:
+    return min(runs, key=lambda run: run[0])
 
 
 def main() -> int:
@@ -235,52 +275,90 @@ def main() -> int:
     print(f"segments: {len(segments)}, {seconds:.1f} s of clips, short side -> {MAX_SIDE} px")
     print()
 
+    cores = os.cpu_count() or 1
     ffmpeg = shutil.which("ffmpeg")
     if ffmpeg is None:
         print("ffmpeg : not installed, comparison skipped (apt-get install -y ffmpeg)")
-    cutter_runs, ffmpeg_runs = [], []
+    cutter_runs, literal_runs, fair_runs = [], [], []
     for _ in range(args.repeat):  # alternate, keep the best: the machine may be shared
         cutter_runs.append(run_cutter(src, segments, work))
         if ffmpeg is not None:
-            ffmpeg_runs.append(run_ffmpeg(ffmpeg, src, segments, work))
-    wall, clip_s, counts, peak, base, cpu = min(cutter_runs)
+            literal_runs.append(run_ffmpeg(ffmpeg, src, segments, work))
+            fair_runs.append(run_ffmpeg(ffmpeg, src, segments, work, fair=True))
+    wall, clip_s, counts, peak, base, cpu, critical = best(cutter_runs)
     cutter_rate = clip_s / wall
     exact = "yes" if counts == want else f"NO {counts} vs {want}"
     print(
-        f"cutter : {wall:6.2f} s wall ({cpu:6.2f} s CPU), "
-        f"{cutter_rate:6.2f} s of video per second, exact frames: {exact}"
+        f"cutter        : {wall:6.2f} s wall ({cpu:5.2f} s CPU, {cpu / wall:4.2f} cores), "
+        f"{cutter_rate:5.2f} s of video per second, exact frames: {exact}"
     )
-    if ffmpeg_runs:
-        fwall, fcounts, fcpu = min(ffmpeg_runs)
-        ff_rate = seconds / fwall
+    print(f"                {thread_budget(1)} threads: `splice build --workers 1`'s budget")
+    rates = {}
+    for name, runs in (("literal", literal_runs), ("fair", fair_runs)):
+        if not runs:
+            continue
+        fwall, fcounts, fcpu = best(runs)
+        rates[name] = (seconds / fwall, fcpu)
         exact = "yes" if fcounts == want else f"NO {fcounts} vs {want}"
         print(
-            f"ffmpeg : {fwall:6.2f} s wall ({fcpu:6.2f} s CPU), "
-            f"{ff_rate:6.2f} s of video per second, exact frames: {exact}"
+            f"ffmpeg {name:7}: {fwall:6.2f} s wall ({fcpu:5.2f} s CPU, {fcpu / fwall:4.2f} cores), "
+            f"{seconds / fwall:5.2f} s of video per second, exact frames: {exact}"
         )
+    if rates:
+        ratios = ", ".join(f"{name} {cutter_rate / r:.2f}x" for name, (r, _) in rates.items())
         print(
-            f"speed ratio cutter/ffmpeg: {cutter_rate / ff_rate:.2f}x (target >= 1.3x; "
-            f"best of {args.repeat} alternating runs each)"
+            f"speed ratio cutter/ffmpeg: {ratios} (target >= 1.3x; best of {args.repeat} "
+            f"alternating runs each; fair = ffmpeg also with x264 mbtree=0)"
         )
-    print(
-        f"peak RSS of the cutter's worker process: {peak:.0f} MB (target < 300 MB); "
-        f"{base:.0f} MB of it is the worker's imports before any video"
-    )
     print()
 
     print(
         f"small build: {args.sources} sources x 20 s, 3 steps each, probe + cut in a "
-        f"process pool, {os.cpu_count()} cores"
+        f"process pool, {cores} cores"
     )
+    builds = {}
     for single, how in (
-        (False, "threaded workers (as the pipeline runs them)"),
-        (True, "single-threaded workers (process scaling alone)"),
+        (False, "pipeline's rule, cores // workers threads per worker"),
+        (True, "single-threaded workers, 1 thread whatever the workers"),
     ):
-        times = build_speedup(src, args.sources, work, single_threaded=single)
+        times = builds[single] = build_speedup(src, args.sources, work, single_threaded=single)
+        (w1, c1, *_), (w2, c2, *_) = times[1], times[2]
         print(
-            f"  {how}: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, "
-            f"speed-up {times[1] / times[2]:.2f}x (target >= 1.8x)"
+            f"  {how}: 1 worker {w1:5.2f} s ({c1 / w1:4.2f} cores), 2 workers {w2:5.2f} s "
+            f"({c2 / w2:4.2f} cores), speed-up {w1 / w2:.2f}x (target >= 1.8x)"
         )
+    build_peak = max(r[2] for times in builds.values() for r in times.values())
+    print(
+        f"peak RSS of a worker: {peak:.0f} MB cutting the long source alone, {build_peak:.0f} MB "
+        f"in the small builds (target < 300 MB); {base:.0f} MB of it is the worker's imports"
+    )
+    print()
+
+    # What the cores allow, from CPU seconds: no schedule beats total CPU / cores, and a
+    # busy machine only makes ffmpeg look slower, so these are upper bounds for the cutter.
+    per_video_s = cpu / clip_s
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"limits on {cores} cores, from CPU seconds (wall times above ran at load {load}):")
+    ff_cpu = ", ".join(f"{name} {fcpu / seconds:.3f}" for name, (_, fcpu) in rates.items())
+    print(
+        f"  the cutter spends {per_video_s:.3f} CPU s per s of clip (ffmpeg: {ff_cpu}): at most "
+        f"{cores / per_video_s:.2f} s of video per s with {cores} cores never idle, "
+        f"{clip_s / critical:.2f} with its lanes' split ({cpu / critical:.2f} cores busy)"
+    )
+    if rates:
+        best_rate = min(clip_s / critical, cores / per_video_s)
+        bounds = ", ".join(f"{name} {best_rate / rate:.2f}x" for name, (rate, _) in rates.items())
+        need = 1.3 * rates.get("literal", next(iter(rates.values())))[0] * per_video_s
+        print(
+            f"  ratio at most: {bounds}; 1.3x the literal command needs one worker to keep "
+            f"{need:.2f} cores busy"
+        )
+    (_, c1, _, k1), (_, c2, *_) = builds[False][1], builds[False][2]
+    print(
+        f"  1.8x from 1 to 2 workers needs one worker on at most {cores / 1.8:.2f} cores; with "
+        f"the pipeline's rule it keeps {c1 / k1:.2f} busy in the small build: at most "
+        f"{k1 * cores / c2:.2f}x"
+    )
     if args.cache is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -116,6 +116,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
         size_categories=_size_category(written.num_rows),
         source_datasets=["COIN"],
     )
+    # `load_dataset` keys its cache of a local folder on this YAML alone (not on the files),
+    # so a rebuild with another seed would silently load the old rows: the shards'
+    # fingerprint in each config's description gives every build its own cache.
+    fingerprint = written.fingerprint() if written.clip_shards or written.text_shards else ""
     configs = {}
     for config in CONFIGS:
         entry: dict[str, Any] = {
@@ -127,6 +131,8 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             entry["columns"] = list(columns(config))
         if config == DEFAULT_CONFIG:
             entry["default"] = True
+        if fingerprint:
+            entry["description"] = f"SPLICE {config} config, shards sha256 {fingerprint[:16]}"
         configs[config] = entry
     MetadataConfigs(configs).to_dataset_card_data(data)
     if not (written.clip_shards or written.text_shards):

@@ -33,8 +33,8 @@ import av.stream
 # 2-5 s apart), so shorter gaps are cheaper to decode through.
 SEEK_MARGIN_SECONDS = 1.0
 SEEK_GAP_SECONDS = 4.0
-# Decoder threads (0: as many as FFmpeg likes). Decoding is exact whatever the count, so
-# this only trades speed for memory; benchmarks set it to 1 to measure process scaling.
+# Decoder threads when the caller gives none (0: as many as FFmpeg likes). Decoding is
+# exact whatever the count, so the cutter sizes it to its worker's share of the cores.
 DECODER_THREADS = 0
 # Frames held back to repair out-of-order timestamps: more than any B-frame reorder depth
 # (H.264 allows 16 reference frames, real encoders reorder at most 2-4).
@@ -58,8 +58,11 @@ DECODE_ERRORS = (av.FFmpegError, OSError, EOFError, ValueError)
 Frame = tuple[int, av.VideoFrame]  # (pts in the stream's time base, frame)
 
 
-def open_video(path: Path) -> tuple[av.container.InputContainer, av.stream.Stream]:
-    """Open a source and its first video stream, with the decoder's threads enabled.
+def open_video(
+    path: Path, threads: int | None = None
+) -> tuple[av.container.InputContainer, av.stream.Stream]:
+    """Open a source and its first video stream, with ``threads`` decoder threads
+    (default `DECODER_THREADS`).
 
     Raises ``LookupError`` when the file has no video stream and PyAV's errors when the
     file cannot be opened.
@@ -72,7 +75,7 @@ def open_video(path: Path) -> tuple[av.container.InputContainer, av.stream.Strea
         if stream.codec_context is None:
             raise LookupError(f"{path}: no decoder for its video stream")
         stream.codec_context.thread_type = "AUTO"  # measured: much faster than the default
-        stream.codec_context.thread_count = DECODER_THREADS
+        stream.codec_context.thread_count = DECODER_THREADS if threads is None else threads
     except BaseException:
         container.close()
         raise
@@ -221,38 +224,47 @@ class FrameReader:
         return item
 
     def _decode(self) -> Iterator[Frame]:
-        """Decoded frames, re-labelled with their window's smallest pending timestamps.
+        # The generator must not refer to the reader: a reader <-> generator cycle keeps
+        # the decoder's frames alive until a full garbage collection (measured: about
+        # 45 MB left behind per video, 400 MB after five videos in one worker).
+        return _decode_frames(self.container, self.stream, self.origin, self._tick)
 
-        The decoder emits frames in presentation order; when the container stored no pts
-        (AVI) the labels come in decode order. Giving each frame the smallest timestamp
-        among the frames held back restores the right labels, and is a no-op for a
-        well-formed stream.
-        """
-        window: deque[av.VideoFrame] = deque()
-        stamps: list[int] = []
-        last_in: int | None = None
-        last_out: int | None = None
 
-        def emit() -> Frame:
-            nonlocal last_out
-            pts = heapq.heappop(stamps)
-            if last_out is not None and pts <= last_out:
-                pts = last_out + self._tick  # duplicate or broken stamp: keep time moving
-            last_out = pts
-            return pts, window.popleft()
+def _decode_frames(
+    container: av.container.InputContainer, stream: av.stream.Stream, origin: int, tick: int
+) -> Iterator[Frame]:
+    """Decoded frames, re-labelled with their window's smallest pending timestamps.
 
-        for packet in self.container.demux(self.stream):
-            for frame in packet.decode():
-                pts = frame.pts if frame.pts is not None else frame.dts
-                if pts is None:
-                    pts = self.origin if last_in is None else last_in + self._tick
-                last_in = pts
-                window.append(frame)
-                heapq.heappush(stamps, pts)
-                if len(window) > REORDER_WINDOW:
-                    yield emit()
-        while window:
-            yield emit()
+    The decoder emits frames in presentation order; when the container stored no pts
+    (AVI) the labels come in decode order. Giving each frame the smallest timestamp
+    among the frames held back restores the right labels, and is a no-op for a
+    well-formed stream.
+    """
+    window: deque[av.VideoFrame] = deque()
+    stamps: list[int] = []
+    last_in: int | None = None
+    last_out: int | None = None
+
+    def emit() -> Frame:
+        nonlocal last_out
+        pts = heapq.heappop(stamps)
+        if last_out is not None and pts <= last_out:
+            pts = last_out + tick  # duplicate or broken stamp: keep time moving
+        last_out = pts
+        return pts, window.popleft()
+
+    for packet in container.demux(stream):
+        for frame in packet.decode():
+            pts = frame.pts if frame.pts is not None else frame.dts
+            if pts is None:
+                pts = origin if last_in is None else last_in + tick
+            last_in = pts
+            window.append(frame)
+            heapq.heappush(stamps, pts)
+            if len(window) > REORDER_WINDOW:
+                yield emit()
+    while window:
+        yield emit()
 
 
 def _indexed_keyframes(

@@ -8,11 +8,9 @@ and serialise to the work folder's JSON for resumable builds.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-from splice_dataset import PAPER_MAX_SIDE
 
 
 @dataclass(frozen=True)
@@ -82,11 +80,19 @@ class ProbedVideo:
     source: SourceInfo
 
 
+def _paper_max_side() -> int:
+    from splice_dataset import PAPER_MAX_SIDE
+
+    return PAPER_MAX_SIDE
+
+
 @dataclass(frozen=True)
 class CutSettings:
     """How clips are encoded; part of the build's identity (changing it redoes the cut)."""
 
-    max_side: int = PAPER_MAX_SIDE  # cap on the short side, never upscaled (paper, Appendix A.2)
+    # Cap on the short side, never upscaled (paper, Appendix A.2). Read lazily: the schema
+    # module imports `datasets` (about 150 MB), which cut workers never need.
+    max_side: int = field(default_factory=_paper_max_side)
     fps: float | None = None  # None keeps the source frame rate
     crf: int = 23
     preset: str = "veryfast"

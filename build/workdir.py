@@ -20,7 +20,7 @@ from .records import CutSettings, CutVideo, VideoEntry, cut_video_from_json, to_
 
 CUT_RECORD = "cut.json"
 # Bump when the cutter's output for the same inputs changes, so old work is redone.
-CUTTER_VERSION = 1
+CUTTER_VERSION = 2  # 2: single-threaded x264 in lanes (was 3 frame threads)
 
 
 def work_key(entry: VideoEntry, settings: CutSettings) -> str:

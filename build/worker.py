@@ -7,6 +7,7 @@ on disk in the work folder until the writer streams them into shards.
 
 from __future__ import annotations
 
+import os
 import shutil
 import traceback
 from dataclasses import dataclass
@@ -36,8 +37,12 @@ class Outcome:
     reason: str = ""
 
 
-def process_video(task: VideoTask) -> Outcome:
-    """Probe and cut one video into the work folder; any failure skips only this video."""
+def process_video(task: VideoTask, threads: int = 1) -> Outcome:
+    """Probe and cut one video into the work folder; any failure skips only this video.
+
+    ``threads`` is this worker's share of the cores (see `thread_budget`); it changes the
+    speed of the cut, never its bytes.
+    """
     entry = task.entry
     work = WorkDir(task.work_root)
     key = work_key(entry, task.settings)
@@ -48,7 +53,7 @@ def process_video(task: VideoTask) -> Outcome:
     try:
         probed = probe.probe(entry, task.videos_dir, tolerance=task.tolerance)
         tmp = work.new_temp_dir(entry.video_id)
-        video = cut.cut_video(probed, tmp, task.settings)
+        video = cut.cut_video(probed, tmp, task.settings, threads=threads)
         committed = work.commit(tmp, video, key)
         tmp = None
         return _ok(committed)
@@ -62,6 +67,13 @@ def process_video(task: VideoTask) -> Outcome:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def thread_budget(workers: int, cores: int | None = None) -> int:
+    """Threads per worker: the cores shared evenly, at least one (``--workers`` at or above
+    the core count gives single-threaded workers, fewer workers get the spare cores)."""
+    cores = cores or os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
 
 
 def _portable(reason: str, task: VideoTask) -> str:

@@ -10,11 +10,16 @@ Choices, and why:
 - Memory is bounded by one row group: rows are buffered until a row group is full, written,
   and dropped. Only the small per-video ``VideoStats`` records are kept for the card.
 - Row groups of clip shards hold at most ``rows_per_row_group`` videos (default 4) and at
-  most ``max_row_group_bytes`` (default 100 MB, ``datasets``' own target for push_to_hub).
-  The Hub's dataset viewer reads whole row groups and refuses ones over about 286 MiB
-  ("Rows from parquet row groups are too big to be read", TooBigContentError; its scan
-  limit is 300 MB), so a few videos of a few MB each per row group keeps every page
-  viewable, and a page index is written so readers can fetch single rows.
+  most ``max_row_group_bytes`` of clips (default 20 MB; a single larger video still gets a
+  group of its own). The Hub's dataset viewer reads whole row groups and refuses ones over
+  about 286 MiB ("Rows from parquet row groups are too big to be read", TooBigContentError;
+  its scan limit is 300 MB), so a few videos of a few MB each per row group keeps every
+  page viewable, and a page index is written so readers can fetch single rows. The byte
+  cap is well below push_to_hub's 100 MB because readers slow down on big groups: with
+  pyarrow's default (mimalloc) pool, groups of ~40 MB of clips read about 2x slower than
+  groups of 10-20 MB with plain pyarrow, and up to 4x slower streaming through
+  ``datasets``; one or two videos per group instead add ``datasets``' per-batch cost
+  (measured with bench/load.py's footage rows).
 - Shards are capped by the uncompressed Arrow size of their rows, like push_to_hub's
   ``max_shard_size`` (default 500 MB). A shard closes before the row group that would
   cross the cap; a single row group larger than the cap still gets a shard of its own.
@@ -31,6 +36,7 @@ Choices, and why:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Iterable
@@ -67,7 +73,7 @@ from splice_dataset import (
 )
 
 MAX_SHARD_BYTES = 500_000_000  # push_to_hub's default max_shard_size
-MAX_ROW_GROUP_BYTES = 100_000_000  # datasets.config.MAX_ROW_GROUP_SIZE
+MAX_ROW_GROUP_BYTES = 20_000_000  # of clips; see the module docstring for why not 100 MB
 ROWS_PER_ROW_GROUP = 4  # videos per clip row group (a few MB each at 448 px)
 TEXT_ROWS_PER_ROW_GROUP = 1_000  # text rows are a few hundred bytes
 _TMP_PREFIX = ".tmp-"
@@ -111,6 +117,16 @@ class WriteResult:
         """Uncompressed bytes of the config's columns: the split's ``num_bytes`` in the card."""
         cols = columns(config)
         return sum(s.uncompressed_bytes(cols) for s in self.shards(config))
+
+    def fingerprint(self) -> str:
+        """sha256 over every shard's bytes, in name order: identifies a build's content."""
+        digest = hashlib.sha256()
+        for shard in sorted(self.clip_shards + self.text_shards, key=lambda s: str(s.path)):
+            digest.update(shard.path.name.encode() + b"\0")
+            with open(shard.path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+        return digest.hexdigest()
 
     def download_size(self, config: str) -> int:
         """Bytes of the files the config reads (whole shards; the video configs share them)."""

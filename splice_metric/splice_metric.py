@@ -15,10 +15,11 @@ score everything else (invalid predictions, longer sequences). ``compute`` skips
 from __future__ import annotations
 
 import itertools
+import marshal
 import math
 import re
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import datasets
 import evaluate
@@ -341,12 +342,71 @@ def _clean_ints(flat: np.ndarray) -> np.ndarray | None:
     return flat
 
 
-def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """Flatten sequences into (tokens, lengths, notes).
+# One record of marshal's format version 2 for a list, tuple or int32-range int: a type
+# byte and a little-endian 4-byte size or value.
+_RECORD = np.dtype([("type", "u1"), ("value", "<i4")])
+_INT_TYPE, _LIST_TYPE, _TUPLE_TYPE = ord("i"), ord("["), ord("(")
+
+
+def _from_marshal(seqs: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(tokens, starts, lengths) of a list of lists or tuples of plain ints, or None.
+
+    `marshal` writes Python objects in C with their exact types, so its output is a type
+    check and a conversion in one pass: with format version 2, a list or tuple is a 5-byte
+    record (type byte, size) followed by its items, and an int in int32 range is a 5-byte
+    record (type ``i``, value). A bool, float, None, string, big int, nested list or numpy
+    scalar is written differently (or refused), so the input is taken only when the bytes
+    are exactly one container record per example, each followed by its own int records;
+    anything else returns None for the checked paths. The container records stay between
+    the examples' tokens (starts point past them): no pass to compact them.
+    """
+    try:
+        data = marshal.dumps(seqs, 2)
+    except ValueError:  # numpy scalars, int subclasses, too deep nesting...
+        return None
+    if len(data) % _RECORD.itemsize or data[:1] != b"[":
+        return None
+    records = np.frombuffer(data, _RECORD, offset=_RECORD.itemsize)
+    heads = np.flatnonzero(records["type"] != _INT_TYPE)
+    if len(heads) != len(seqs):
+        return None
+    kinds = records["type"][heads]
+    if ((kinds != _LIST_TYPE) & (kinds != _TUPLE_TYPE)).any():  # a set, a string...
+        return None
+    values = records["value"].astype(np.int32)
+    lengths = values[heads].astype(np.int64)
+    # each example's container record right after the previous example's items: no item
+    # is itself a container
+    if len(heads) and (
+        heads[0] != 0
+        or heads[-1] + lengths[-1] + 1 != len(records)
+        or (np.diff(heads) != lengths[:-1] + 1).any()
+    ):
+        return None
+    return values, heads + 1, lengths
+
+
+class _Packed(NamedTuple):
+    """Sequences in flat arrays: example i holds ``tokens[starts[i] : starts[i] +
+    lengths[i]]`` (the tokens may hold gaps between examples); notes say what was wrong
+    with the non-label tokens of an example."""
+
+    tokens: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    notes: dict[int, str]
+
+    def example(self, i: int) -> list[int]:
+        return self.tokens[self.starts[i] : self.starts[i] + self.lengths[i]].tolist()
+
+
+def _pack(seqs: Any, kind: str) -> _Packed:
+    """Sequences as flat arrays (see `_Packed`).
 
     Clean input takes C-level passes only: a 2-D integer array, an Arrow list array
     (duck-typed: ``offsets`` + ``flatten``, as ``datasets`` columns give), or lists of
-    plain ints (whose element types are checked in one pass, since numpy would turn
+    plain ints (read exactly through `marshal`, see `_from_marshal`, or, when their tokens
+    are numpy ints, with one pass checking the element types, since numpy would turn
     ``True`` into 1). Anything else gets one checked Python pass per example.
     """
     if hasattr(seqs, "combine_chunks"):  # a chunked Arrow column
@@ -354,17 +414,24 @@ def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]
     if hasattr(seqs, "offsets") and hasattr(seqs, "flatten") and hasattr(seqs, "to_pylist"):
         flat = _clean_ints(np.asarray(seqs.flatten())) if not seqs.null_count else None
         if flat is not None:
-            return flat, np.diff(np.asarray(seqs.offsets, dtype=np.int64)), {}
+            offsets = np.asarray(seqs.offsets, dtype=np.int64)
+            return _Packed(flat, offsets[:-1] - offsets[0], np.diff(offsets), {})
         seqs = seqs.to_pylist()  # nulls: read per example
     elif hasattr(seqs, "to_pylist"):  # e.g. an Arrow string array of model answers
         seqs = seqs.to_pylist()
     if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
         flat = _clean_ints(seqs.ravel())
         if flat is not None:
-            return flat, np.full(seqs.shape[0], seqs.shape[1], dtype=np.int64), {}
+            rows, width = seqs.shape
+            starts = np.arange(0, rows * width, width, dtype=np.int64)
+            return _Packed(flat, starts, np.full(rows, width, dtype=np.int64), {})
     if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
         raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
     seqs = seqs if isinstance(seqs, list) else list(seqs)
+    if seqs and type(seqs[0]) in (list, tuple):  # worth a try; `_from_marshal` checks all
+        packed = _from_marshal(seqs)
+        if packed is not None:
+            return _Packed(*packed, {})
     if set(map(type, seqs)) <= {list, tuple}:
         tokens = list(itertools.chain.from_iterable(seqs))
         if set(map(type, tokens)) <= _FAST_INT_TYPES:
@@ -373,7 +440,7 @@ def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]
             except OverflowError:
                 flat = None  # an int beyond int64: the checked pass below handles it
             if flat is not None and not (flat == _NOT_A_LABEL).any():
-                return flat, np.fromiter(map(len, seqs), np.int64, len(seqs)), {}
+                return _contiguous(flat, np.fromiter(map(len, seqs), np.int64, len(seqs)), {})
     notes: dict[int, str] = {}
     if kind == "references":
         rows = [_reference_labels(r, i) for i, r in enumerate(seqs)]
@@ -386,50 +453,65 @@ def _pack(seqs: Any, kind: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]
                 notes[i] = note
     lengths = np.fromiter(map(len, rows), np.int64, len(rows))
     flat = np.fromiter(itertools.chain.from_iterable(rows), np.int64, int(lengths.sum()))
-    return flat, lengths, notes
+    return _contiguous(flat, lengths, notes)
+
+
+def _contiguous(flat: np.ndarray, lengths: np.ndarray, notes: dict[int, str]) -> _Packed:
+    """Examples stored back to back."""
+    return _Packed(flat, np.cumsum(lengths) - lengths, lengths, notes)
 
 
 # --- vectorised metrics --------------------------------------------------------------------
 
 
-def _metrics_of_mapped(mapped: np.ndarray, n: int, valid: np.ndarray) -> np.ndarray:
+def _metrics_of_mapped(
+    mapped: np.ndarray, n: int, valid: np.ndarray, lengths: np.ndarray | None = None
+) -> np.ndarray:
     """All metrics (columns in METRICS order) of predictions already mapped to reference
     positions: mapped[g, j] is the reference position of the j-th predicted label, -1 when
     it is not a reference label. One dynamic-programme cell at a time, vectorised over the
-    rows, so the cost per row is a few numpy element operations."""
-    rows, length = mapped.shape
+    rows, so the cost per row is a few numpy element operations.
+
+    Rows may be shorter than the array (``lengths``, padded with -1): a cell of the
+    programmes depends only on the prefixes before it, so each row's LCS and edit distance
+    are read at its own length, and predictions of every length share one run."""
+    rows, width = mapped.shape
     out = np.zeros((rows, len(METRICS)))
     if rows == 0:
         return out
+    lengths = np.full(rows, width) if lengths is None else lengths
     positions = np.arange(n)
-    k = min(length, n)
+    k = min(width, n)
     out[:, 1] = (mapped[:, :k] == positions[:k]).sum(1) / n
-    # LCS length c and Levenshtein distance d between the reference (positions 0..n-1, rows
-    # of the table) and the prediction (columns), one reference position at a time.
-    c_prev = np.zeros((rows, length + 1), dtype=np.int64)
-    d_prev = np.broadcast_to(np.arange(length + 1), (rows, length + 1)).copy()
+    # LCS length c and Levenshtein distance d between the reference (positions 0..n-1) and
+    # every prefix of the prediction: the textbook programmes one cell at a time,
+    # vectorised over the rows (columns of contiguous memory), in one array each. Before
+    # cell (i, j) is computed, c[j] holds cell (i - 1, j), c[j - 1] cell (i, j - 1) and
+    # c_diagonal cell (i - 1, j - 1); likewise for d.
+    tokens = np.ascontiguousarray(mapped.T)
+    c = np.zeros((width + 1, rows), dtype=np.int32)
+    d = np.repeat(np.arange(width + 1, dtype=np.int32)[:, None], rows, axis=1)
     for i in range(n):
-        c_cur = np.zeros_like(c_prev)
-        d_cur = np.empty_like(d_prev)
-        d_cur[:, 0] = i + 1
-        for j in range(1, length + 1):
-            same = mapped[:, j - 1] == i
-            c_cur[:, j] = np.where(
-                same, c_prev[:, j - 1] + 1, np.maximum(c_prev[:, j], c_cur[:, j - 1])
-            )
-            d_cur[:, j] = np.where(
-                same,
-                d_prev[:, j - 1],
-                1 + np.minimum(np.minimum(d_prev[:, j], d_cur[:, j - 1]), d_prev[:, j - 1]),
-            )
-        c_prev, d_prev = c_cur, d_cur
-    out[:, 2] = c_prev[:, length] / n
-    out[:, 3] = d_prev[:, length]
+        c_diagonal, d_diagonal = c[0].copy(), d[0].copy()
+        d[0] = i + 1
+        for j in range(1, width + 1):
+            same = tokens[j - 1] == i
+            c_above, d_above = c[j].copy(), d[j].copy()
+            np.maximum(c[j], c[j - 1], out=c[j])
+            np.maximum(c[j], c_diagonal + same, out=c[j])
+            np.minimum(d[j], d[j - 1], out=d[j])
+            d[j] += 1
+            np.minimum(d[j], d_diagonal + ~same, out=d[j])
+            c_diagonal, d_diagonal = c_above, d_above
+    out[:, 2] = c[lengths, np.arange(rows)] / n
+    out[:, 3] = d[lengths, np.arange(rows)]
     # Pairs: each reference pair (a before b) is concordant when both labels are predicted
     # and a's first occurrence comes first, discordant when it comes later, and neither
     # when a label is missing; tau = (C - D) / pairs, pairwise accuracy = C / pairs.
-    hit = mapped[:, :, None] == positions  # rows x length x n
-    first = np.where(hit.any(1), hit.argmax(1), -1) if length else np.full((rows, n), -1)
+    first = np.full((rows, n + 1), -1)  # column n collects the non-labels
+    slots = np.where(mapped >= 0, mapped, n)
+    for j in range(width - 1, -1, -1):  # backwards: the first occurrence is written last
+        first[np.arange(rows), slots[:, j]] = j
     pairs = n * (n - 1) // 2
     if pairs:
         a, b = np.triu_indices(n, 1)
@@ -441,15 +523,21 @@ def _metrics_of_mapped(mapped: np.ndarray, n: int, valid: np.ndarray) -> np.ndar
         out[:, 5] = concordant / pairs
     else:  # one clip: no pairs, so the pair metrics follow exactness
         out[:, 4] = out[:, 5] = valid
-    out[:, 0] = valid & (mapped == positions).all(1) if length == n else False
+    if width >= n:
+        out[:, 0] = valid & (lengths == n) & (mapped[:, :n] == positions).all(1)
     out[:, 6] = ~valid
     return out
 
 
 # Permutations of n <= CODE_MAX_N are found by their base-n code (a table of n^n entries,
-# 3.3 MB for n = 7); up to TABLE_MAX_N by their Lehmer code.
+# 3.3 MB for n = 7); up to TABLE_MAX_N by their Lehmer code. Pairs (reference,
+# prediction) of permutations of n <= PAIR_MAX_N clips are composed once into a table of
+# (n!)^2 entries (518,400 for n = 6); n = 7 composes them when scoring.
 CODE_MAX_N = 7
+PAIR_MAX_N = 6
 _TABLES: dict[int, np.ndarray] = {}
+_PERMS: dict[int, np.ndarray] = {}
+_POSITIONS: dict[int, np.ndarray] = {}
 _CODE_TO_RANK: dict[int, np.ndarray] = {}
 _SMALL: dict[str, np.ndarray] = {}  # the n <= CODE_MAX_N tables, concatenated
 
@@ -463,72 +551,105 @@ def _table(n: int) -> np.ndarray:
             code_to_rank = np.full(n**n, -1, dtype=np.int64)
             code_to_rank[perms @ n ** np.arange(n)] = np.arange(len(perms))
             _CODE_TO_RANK[n] = code_to_rank
+            _PERMS[n] = perms
+            _POSITIONS[n] = np.argsort(perms, axis=1)  # label - 1 -> its position
     return _TABLES[n]
 
 
+def _compose(ref_rank: np.ndarray, pred_rank: np.ndarray, n: int) -> np.ndarray:
+    """Rank of each prediction read in its reference's positions, for predictions and
+    references given as ranks of permutations of the labels 1..n (n <= CODE_MAX_N): the
+    prediction's labels mapped through the inverse of the reference."""
+    _table(n)
+    perms, positions = _PERMS[n], _POSITIONS[n]
+    mapped = np.take_along_axis(positions[ref_rank], perms[pred_rank], axis=1)
+    return _CODE_TO_RANK[n][mapped @ n ** np.arange(n)]
+
+
 def _small_tables() -> dict[str, np.ndarray]:
-    """Rows of every permutation of 1..CODE_MAX_N clips in one array (category k is row k),
-    the first category of each n, and a table from base-8 code to category. Base 8 serves
-    every n <= 7 at once: a permutation of n has digits below n in its first n places and
-    zeros after, so no two permutations share a code (`_lookup` checks n as well)."""
+    """Everything `_lookup` reads, built once (about 0.1 s).
+
+    ``rows``: metrics of every permutation of 1..CODE_MAX_N clips in one array (category
+    k is row k), ``first[n]`` the first category of n clips. ``labels`` and ``ref_labels``
+    map the base-8 code of a permutation of the labels 1..n (base 8 serves every n <= 7 at
+    once: such a code has digits 1..n in its first n places and zeros after, so no two
+    permutations share one) to ``value * 8 + n``, 0 for other codes: as a prediction the
+    value is its rank, as a reference the start of its row in ``pairs`` (n <= PAIR_MAX_N)
+    or its rank. ``pairs`` holds the category of every (reference, prediction) pair of
+    each n <= PAIR_MAX_N, at reference row start + prediction rank (padded so that any
+    sum of two values stays in bounds)."""
     if not _SMALL:
         sizes = range(1, CODE_MAX_N + 1)
         tables = [_table(n) for n in sizes]
-        first = np.concatenate(([0], np.cumsum([len(t) for t in tables])))
-        codes = np.full(_BASE**CODE_MAX_N, -1, dtype=np.int32)
-        clips = np.concatenate([np.full(len(t), n) for n, t in zip(sizes, tables, strict=True)])
+        first = np.concatenate(([0, 0], np.cumsum([len(t) for t in tables])))
+        labels = np.zeros(_BASE**CODE_MAX_N, dtype=np.uint16)
+        ref_labels = np.zeros(_BASE**CODE_MAX_N, dtype=np.int32)
+        pairs = []
         for n in sizes:
-            perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
-            codes[perms @ _BASE ** np.arange(n)] = first[n - 1] + np.arange(len(perms))
-        _SMALL.update(rows=np.concatenate(tables), first=np.concatenate(([0], first)),
-                      codes=codes, clips=clips)  # fmt: skip
+            ranks = np.arange(len(_PERMS[n]))
+            codes = (_PERMS[n] + 1) @ _BASE ** np.arange(n)
+            labels[codes] = ranks * _BASE + n
+            ref_value = ranks  # n > PAIR_MAX_N: composed when scoring
+            if n <= PAIR_MAX_N:
+                ref_value = sum(map(len, pairs)) + ranks * len(ranks)  # its row in pairs
+                ref_rank, pred_rank = np.divmod(np.arange(len(ranks) ** 2), len(ranks))
+                pairs.append(first[n] + _compose(ref_rank, pred_rank, n))
+            ref_labels[codes] = ref_value * _BASE + n
+        pairs.append(np.zeros(math.factorial(CODE_MAX_N), dtype=np.int64))
+        _SMALL.update(
+            rows=np.concatenate(tables),
+            first=first,
+            labels=labels,
+            ref_labels=ref_labels,
+            pairs=np.concatenate(pairs).astype(np.int32),
+        )
     return _SMALL
 
 
 _BASE = CODE_MAX_N + 1
+# Per length L <= 7, the low L bytes of a word; 0 for longer rows.
+_BYTE_MASKS = np.array([(1 << 8 * k) - 1 for k in range(_BASE)] + [0], dtype=np.uint64)
 
 
-def _lookup(pflat: np.ndarray, plen: np.ndarray, rflat: np.ndarray, rlen: np.ndarray) -> np.ndarray:
+def _label_ids(
+    flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, table: np.ndarray
+) -> np.ndarray:
+    """`table`'s ``value * 8 + n`` for each example that is a permutation of the labels
+    1..n, n <= 7; 0 for every other example.
+
+    Every token becomes one base-8 digit in a byte (0 for anything outside 1..7: no such
+    permutation holds a 0 among its first n digits) and every example the little-endian
+    word of its first 8 bytes, cut to its length: one gather of 8-byte windows instead of
+    a pass per position. Three shift-and-mask steps pack the bytes into one base-8 code
+    for the table; the n found must be the example's length.
+    """
+    buf = np.zeros(len(flat) + 8, dtype=np.uint8)
+    np.clip(flat, 0, _BASE, out=buf[: len(flat)], casting="unsafe")
+    np.bitwise_and(buf, _BASE - 1, out=buf)  # 8 (anything above 7) -> 0
+    windows = np.ndarray(len(flat) + 1, dtype="<u8", buffer=buf, strides=(1,))
+    word = windows[starts] & _BYTE_MASKS[np.minimum(lengths, _BASE)]
+    word = (word | word >> 5) & 0x003F003F003F003F  # two digits per 16 bits
+    word = (word | word >> 10) & 0x00000FFF00000FFF  # four per 32
+    found = table[(word | word >> 20) & (_BASE**CODE_MAX_N - 1)]
+    return np.where((found & (_BASE - 1)) == lengths, found, 0)
+
+
+def _lookup(pred: _Packed, ref: _Packed) -> np.ndarray:
     """Category of every example that is a valid permutation of n <= CODE_MAX_N clips with
-    labels 1..n (the dataset's case), else -1, in a few passes over the flat tokens and no
-    per-n grouping: label -> reference position through one scattered inverse table (8
-    slots per example), then the prediction's base-8 code through the code table. The
-    prediction's tokens are read aligned with its reference's (only rows of equal length
-    can be valid). Needs every reference non-empty."""
+    labels 1..n (the dataset's case), else -1: both sides identified by `_label_ids`, then
+    the pair mapped to the permutation of reference positions the prediction makes
+    (relabelling the reference to the identity), from the pair table or `_compose`."""
     small = _small_tables()
-    count = len(rlen)
-    rstart = np.cumsum(rlen) - rlen
-    candidate = (
-        (plen == rlen)
-        & (rlen <= CODE_MAX_N)
-        & (np.minimum.reduceat(rflat, rstart) >= 1)
-        & (np.maximum.reduceat(rflat, rstart) <= rlen)
-    )
-    if not candidate.any():
-        return np.full(count, -1, dtype=np.int64)
-    slots = np.repeat(np.arange(0, count * _BASE, _BASE), rlen)
-    rpos = np.arange(len(rflat), dtype=np.int32) - np.repeat(rstart.astype(np.int32), rlen)
-    inverse = np.full(count * _BASE, -1, dtype=np.int8)
-    if candidate.all():
-        inverse[slots + rflat] = rpos
-    else:
-        use = np.repeat(candidate, rlen)
-        inverse[slots[use] + rflat[use]] = rpos[use]
-    candidate &= (inverse.reshape(count, _BASE) >= 0).sum(1) == rlen  # no repeated label
-    if (plen == rlen).all():
-        tokens = pflat
-    else:
-        pstart = np.cumsum(plen) - plen
-        tokens = pflat[np.where(np.repeat(candidate, rlen), np.repeat(pstart, rlen) + rpos, 0)]
-    # a token outside 0..7 reads slot 0, which is always -1 (labels start at 1), as are
-    # the slots of labels above n: both make the row invalid below
-    mapped = inverse[slots + np.where((tokens >= 0) & (tokens < _BASE), tokens, 0)]
-    candidate &= np.minimum.reduceat(mapped, rstart) >= 0
-    powers = (_BASE ** np.arange(CODE_MAX_N + 1))[np.minimum(rpos, CODE_MAX_N)]
-    code = np.add.reduceat(mapped * powers, rstart)
-    found = small["codes"][np.where(candidate, code, 0)]
-    candidate &= (found >= 0) & (small["clips"][found] == rlen)
-    return np.where(candidate, found, -1)
+    pred_id = _label_ids(*pred[:3], small["labels"])
+    ref_id = _label_ids(*ref[:3], small["ref_labels"])
+    n = pred_id & (_BASE - 1)
+    ok = (n == (ref_id & (_BASE - 1))) & (n > 0)  # both found, same n
+    category = small["pairs"][(ref_id >> 3) + (pred_id >> 3)]
+    for m in range(PAIR_MAX_N + 1, CODE_MAX_N + 1):
+        rows = np.flatnonzero(ok & (n == m))
+        ranks = _compose(ref_id[rows] >> 3, pred_id[rows] >> 3, m)
+        category[rows] = small["first"][m] + ranks
+    return np.where(ok, category, -1)
 
 
 def _ranks(mapped: np.ndarray) -> np.ndarray:
@@ -579,57 +700,62 @@ def _map_simple(pred: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return mapped, repeats
 
 
-def _categorise(
-    pflat: np.ndarray, plen: np.ndarray, rflat: np.ndarray, rlen: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _categorise(pred: _Packed, ref: _Packed) -> tuple[np.ndarray, np.ndarray]:
     """Metric row (a "category") of every example, and the rows.
 
     A valid permutation of n <= TABLE_MAX_N clips is its row in the n! table; every other
     prediction gets its own row from `_metrics_of_mapped`. Means,
     breakdowns and bootstrap then only count categories.
     """
+    pflat, pstart, plen, _ = pred
+    rflat, rstart, rlen, _ = ref
     if (rlen == 0).any():
         _check_reference([], int(np.flatnonzero(rlen == 0)[0]))
     small = _small_tables()
-    category = _lookup(pflat, plen, rflat, rlen)
+    category = _lookup(pred, ref)
     blocks = [small["rows"]]
     offset = len(small["rows"])
     other_idx: list[np.ndarray] = []
     other_rows: list[np.ndarray] = []
     bad_refs: list[int] = []
-    pstart = np.cumsum(plen) - plen
-    rstart = np.cumsum(rlen) - rlen
     rest = np.flatnonzero(category < 0)
-    keys = rlen[rest] * (int(plen.max(initial=0)) + 1) + plen[rest]
+    # one run per n for predictions of up to 2n + 2 tokens (padded), else per (n, length)
+    long = plen[rest] > 2 * rlen[rest] + 2
+    keys = rlen[rest] * (int(plen.max(initial=0)) + 1) + np.where(long, plen[rest], 0)
     for idx in (rest[i] for i in _split(keys)):
-        n, length = int(rlen[idx[0]]), int(plen[idx[0]])
-        ref = rflat[rstart[idx, None] + np.arange(n)]
-        pred = pflat[pstart[idx, None] + np.arange(length)]
-        mapped, repeats = _map_to_positions(pred, ref)
+        n, lengths = int(rlen[idx[0]]), plen[idx]
+        columns = np.arange(int(lengths.max()))
+        inside = columns < lengths[:, None]
+        mapped, repeats = _map_to_positions(
+            pflat[np.where(inside, pstart[idx, None] + columns, 0)],
+            rflat[rstart[idx, None] + np.arange(n)],
+        )
         if repeats.any():
             bad_refs.append(int(idx[np.flatnonzero(repeats)[0]]))
             continue
-        if length == n and n <= TABLE_MAX_N:
-            ranks = _ranks(mapped)
+        mapped[~inside] = -1
+        full = np.flatnonzero(lengths == n)
+        valid = np.zeros(len(idx), dtype=bool)
+        if len(full) and n <= TABLE_MAX_N:
+            ranks = _ranks(mapped[full, :n])
             ok = ranks >= 0
             if n <= CODE_MAX_N:
-                category[idx[ok]] = small["first"][n] + ranks[ok]
+                category[idx[full[ok]]] = small["first"][n] + ranks[ok]
             elif ok.any():
                 blocks.append(_table(n))
-                category[idx[ok]] = offset + ranks[ok]
+                category[idx[full[ok]]] = offset + ranks[ok]
                 offset += len(blocks[-1])
-            idx, mapped = idx[~ok], mapped[~ok]
-            valid = np.zeros(len(idx), dtype=bool)
-        elif length == n:
-            valid = (np.sort(mapped, axis=1) == np.arange(n)).all(1)
-        else:
-            valid = np.zeros(len(idx), dtype=bool)
+            keep = np.ones(len(idx), dtype=bool)
+            keep[full[ok]] = False
+            idx, mapped, lengths, valid = idx[keep], mapped[keep], lengths[keep], valid[keep]
+        elif len(full):
+            valid[full] = (np.sort(mapped[full, :n], axis=1) == np.arange(n)).all(1)
         if len(idx):
             other_idx.append(idx)
-            other_rows.append(_metrics_of_mapped(mapped, n, valid))
+            other_rows.append(_metrics_of_mapped(mapped, n, valid, lengths))
     if bad_refs:
         i = min(bad_refs)
-        _check_reference(rflat[rstart[i] : rstart[i] + rlen[i]].tolist(), i)
+        _check_reference(ref.example(i), i)
     if other_rows:
         others = np.concatenate(other_idx)
         category[others] = offset + np.arange(len(others))
@@ -663,15 +789,27 @@ def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
 # --- aggregation ----------------------------------------------------------------------------
 
 
+def _tally(category: np.ndarray, k: int, keys: np.ndarray, size: int) -> np.ndarray | None:
+    """Examples per (key, category) as a size x k matrix, from one bincount; None when the
+    matrix would be too large."""
+    if size * k > 20_000_000:
+        return None
+    return np.bincount(keys * k + category, minlength=size * k).reshape(size, k)
+
+
 def _means(
-    category: np.ndarray, rows: np.ndarray, keys: np.ndarray, size: int
+    category: np.ndarray,
+    rows: np.ndarray,
+    keys: np.ndarray,
+    size: int,
+    tally: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Count and metric means of each key 0..size-1, from one bincount of (key, category)
-    pairs: no per-example metric values are ever materialised."""
-    k = len(rows)
-    if size * k <= 20_000_000:
-        pairs = np.bincount(keys * k + category, minlength=size * k).reshape(size, k)
-        counts, sums = pairs.sum(1), pairs @ rows
+    """Count and metric means of each key 0..size-1, from the (key, category) tally (given
+    or counted): no per-example metric values are ever materialised."""
+    if tally is None:
+        tally = _tally(category, len(rows), keys, size)
+    if tally is not None:
+        counts, sums = tally.sum(1), tally @ rows
     else:  # many groups and categories: per-metric weighted counts instead
         values = rows[category]
         counts = np.bincount(keys, minlength=size)
@@ -710,24 +848,29 @@ def _breakdowns(
     """Overall, per-n and per-group cells (count + means [+ confidence intervals]) of
     examples given as categories (indices into `rows` of metric values)."""
 
-    def cell(count: int, means: np.ndarray, members: Any) -> dict[str, Any]:
+    def cell(count: int, means: np.ndarray, keys: np.ndarray | None, key: int) -> dict[str, Any]:
         out = _cell(count, means)
         if bootstrap is not None and count:
+            members = slice(None) if keys is None else keys == key
             out["confidence_intervals"] = _bootstrap(category[members], rows, *bootstrap)
         return out
 
-    everyone = np.zeros(len(category), dtype=np.int64)
-    counts, means = _means(category, rows, everyone, 1)
-    result = cell(counts[0], means[0], slice(None))
-    counts, means = _means(category, rows, nclips, int(nclips.max(initial=0)) + 1)
+    size = int(nclips.max(initial=0)) + 1
+    per_n = _tally(category, len(rows), nclips, size)
+    if per_n is not None:  # everyone's tally is the sum of the per-n ones
+        counts, means = _means(category, rows, nclips, 1, per_n.sum(0, keepdims=True))
+    else:
+        counts, means = _means(category, rows, np.zeros(len(category), dtype=np.int64), 1)
+    result = cell(counts[0], means[0], None, 0)
+    counts, means = _means(category, rows, nclips, size, per_n)
     result["by_num_clips"] = {
-        n: cell(counts[n], means[n], nclips == n) for n in map(int, np.flatnonzero(counts))
+        n: cell(counts[n], means[n], nclips, n) for n in map(int, np.flatnonzero(counts))
     }
     if groups is not None:
         names, ids = _group_ids(groups)
         counts, means = _means(category, rows, ids, len(names))
         result["by_group"] = {
-            name: cell(counts[g], means[g], ids == g) for g, name in enumerate(names)
+            name: cell(counts[g], means[g], ids, g) for g, name in enumerate(names)
         }
     return result
 
@@ -849,33 +992,31 @@ def score(
         raise ValueError(f"bootstrap_iterations must be an int, got {bootstrap_iterations!r}")
     if bootstrap_iterations < 1:
         raise ValueError(f"bootstrap_iterations must be at least 1, got {bootstrap_iterations}")
-    rflat, rlen, _ = _pack(references, "references")
-    pflat, plen, notes = _pack(predictions, "predictions")
-    if len(plen) != len(rlen):
-        raise ValueError(f"got {len(plen)} predictions for {len(rlen)} references")
-    groups = None if groups is None else _check_groups(groups, len(rlen))
-    category, rows = _categorise(pflat, plen, rflat, rlen)
+    ref = _pack(references, "references")
+    pred = _pack(predictions, "predictions")
+    if len(pred.lengths) != len(ref.lengths):
+        raise ValueError(f"got {len(pred.lengths)} predictions for {len(ref.lengths)} references")
+    groups = None if groups is None else _check_groups(groups, len(ref.lengths))
+    category, rows = _categorise(pred, ref)
     if strict and rows[:, METRICS.index("invalid_rate")].any():
         i = int(np.flatnonzero(rows[category, METRICS.index("invalid_rate")])[0])
-        ps, rs = int(plen[:i].sum()), int(rlen[:i].sum())
-        tokens = pflat[ps : ps + plen[i]].tolist()
-        ref = rflat[rs : rs + rlen[i]].tolist()
+        tokens, labels = pred.example(i), ref.example(i)
         shown = predictions[i] if isinstance(predictions, (list, tuple, np.ndarray)) else tokens
         raise ValueError(
             f"example {i}: prediction {_short(shown)} is not a permutation of the "
-            f"reference {ref}: {_problem(tokens, ref, notes.get(i))}"
+            f"reference {labels}: {_problem(tokens, labels, pred.notes.get(i))}"
         )
     bootstrap = None
     if confidence_level is not None:
         rng = np.random.default_rng(seed)
         bootstrap = (float(confidence_level), bootstrap_iterations, rng)
         category, rows = _merge_identical(category, rows)
-    result = _breakdowns(category, rows, rlen, groups, bootstrap)
+    result = _breakdowns(category, rows, ref.lengths, groups, bootstrap)
     if confidence_level is not None:
         result["confidence_level"] = float(confidence_level)
         result["bootstrap_iterations"] = bootstrap_iterations
     if random_baseline:
-        result["random_baseline"] = _baseline(rlen, groups)
+        result["random_baseline"] = _baseline(ref.lengths, groups)
     return result
 
 

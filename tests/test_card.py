@@ -229,3 +229,39 @@ def test_load_dataset_streaming_every_config(built, tiny_videos, config):
         first = rows[0]["clips"][0]
         assert first["path"] == clip_file_name(tiny_videos[0].entry.video_id, 1)
         assert first["bytes"] == tiny_videos[0].clips[0].path.read_bytes()
+
+
+def test_card_gives_each_content_its_own_load_dataset_cache(tmp_path, tiny_videos):
+    """`load_dataset` keys its cache of a local folder on the card's YAML alone, so two
+    builds whose shards differ only in content (same sizes, e.g. another seed's shuffles)
+    must still get different cards, or the second would load the first one's rows."""
+    import shutil
+    from dataclasses import replace
+
+    from datasets.load import dataset_module_factory
+
+    out = tmp_path / "a" / "splice"
+    written = write_dataset(tiny_videos, out, rows_per_row_group=2)
+    write_card(out, written, _provenance())
+    twin = tmp_path / "b" / "splice"
+    shutil.copytree(out, twin)
+    shard = next((twin / "text").glob("*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0xFF  # same size, other content
+    shard.write_bytes(bytes(data))
+    twin_written = replace(
+        written,
+        text_shards=tuple(
+            replace(s, path=twin / "text" / s.path.name) for s in written.text_shards
+        ),
+        clip_shards=tuple(
+            replace(s, path=twin / "data" / s.path.name) for s in written.clip_shards
+        ),
+    )
+    write_card(twin, twin_written, _provenance())
+    descriptions = [
+        {c["config_name"]: c["description"] for c in DatasetCard.load(f / "README.md").data.configs}
+        for f in (out, twin)
+    ]
+    assert descriptions[0] != descriptions[1]
+    assert dataset_module_factory(str(out)).hash != dataset_module_factory(str(twin)).hash

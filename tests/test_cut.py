@@ -121,12 +121,40 @@ def test_output_properties(bikes_mp4, city_mpg, tmp_path):
         assert boxes.index("moov") < boxes.index("mdat")  # +faststart
 
 
-def test_source_is_opened_once_for_all_segments(bikes_mp4, tmp_path, monkeypatch):
+def test_source_is_opened_once_per_lane_not_per_segment(bikes_mp4, tmp_path, monkeypatch):
     opened = []
     real_open = cut_module.open_video
-    monkeypatch.setattr(cut_module, "open_video", lambda p: opened.append(p) or real_open(p))
-    _, cut = _cut(bikes_mp4, tmp_path, [(0.2, 1.0), (1.0, 2.0), (3.0, 4.0), (8.0, 9.0)])
-    assert len(opened) == 1 and len(cut.clips) == 4
+
+    def counting_open(path, threads=None):
+        opened.append(path)
+        return real_open(path, threads)
+
+    monkeypatch.setattr(cut_module, "open_video", counting_open)
+    segments = [(0.2, 1.0), (1.0, 2.0), (3.0, 4.0), (8.0, 9.0), (9.0, 9.5)]
+    _, cut = _cut(bikes_mp4, tmp_path, segments)
+    assert len(opened) == cut_module.LANES == 2 and len(cut.clips) == 5
+
+
+def test_split_steps_keeps_runs_of_consecutive_steps_balanced():
+    steps = entry("v", [(0, 4), (4, 6), (6, 8), (10, 12), (20, 21)]).steps
+    lanes = cut_module.split_steps(steps, 2)
+    assert [[i for i, _ in lane] for lane in lanes] == [[0, 1], [2, 3, 4]]
+    assert cut_module.split_steps(steps[:1], 2) == [[(0, steps[0])]]
+    assert cut_module.split_steps(steps, 1) == [list(enumerate(steps))]
+
+
+@pytest.mark.parametrize("fixture", ["bikes_mp4", "city_mpg"])
+def test_clip_bytes_do_not_depend_on_the_thread_budget(request, tmp_path, fixture):
+    """Lanes run together with 2+ threads and in turn with 1: the clips must not change."""
+    src = request.getfixturevalue(fixture)
+    segments = [(0.5, 1.5), (1.5, 2.2), (3.0, 4.0)]
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / f"v{src.suffix}")
+    probed = probe(entry("v", segments), videos)
+    cuts = [cut_video(probed, tmp_path / str(n), DEFAULT, threads=n) for n in (1, 2, 3)]
+    for clips in zip(*(c.clips for c in cuts), strict=True):
+        assert len({c.path.read_bytes() for c in clips}) == 1
 
 
 GENERATED = {
@@ -246,12 +274,18 @@ def test_fps_option_lowers_the_rate_but_never_raises_it(tmp_path):
         assert container.streams.video[0].average_rate == 10
 
 
-def test_step_without_frames_is_skipped_and_its_clips_removed(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_step_without_frames_is_skipped_and_its_clips_removed(tmp_path, threads):
+    """With 2 threads the lanes run together: the other lane's clips go as well."""
     # frames at 0.0-0.9 s, then one frame at 3.0 s: a step inside the hole has no frame
     pts = [*range(0, 1000, 100), 3000, 3100]
     src = write_video(tmp_path / "hole.mp4", n_frames=12, time_base=Fraction(1, 1000), pts=pts)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / "vid.mp4")
+    probed = probe(entry("vid", [(0.2, 0.6), (1.5, 2.5), (3.0, 3.2)]), videos)
     with pytest.raises(SkipVideo) as raised:
-        _cut(src, tmp_path, [(0.2, 0.6), (1.5, 2.5), (3.0, 3.2)])
+        cut_video(probed, tmp_path / "clips" / "vid", DEFAULT, threads=threads)
     assert raised.value.stage == "cut"
     assert "step 2" in raised.value.reason and "vid.mp4" in raised.value.reason
     assert not list((tmp_path / "clips" / "vid").glob("*.mp4"))

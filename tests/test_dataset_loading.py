@@ -52,6 +52,19 @@ def test_streaming_gives_the_same_rows(
     assert _rows(ds) == loaded[config]
 
 
+def test_streaming_takes_the_callers_scan_options(
+    demo_build: Path, loaded: dict[str, list[dict]]
+) -> None:
+    """load() picks local Parquet scan options only when the caller passes none."""
+    import pyarrow.dataset as pa_dataset
+
+    opts = pa_dataset.ParquetFragmentScanOptions(pre_buffer=True)
+    ds = sd.load(
+        "video_text", source=demo_build, streaming=True, decode=False, fragment_scan_options=opts
+    )
+    assert _rows(ds) == loaded["video_text"]
+
+
 @pytest.mark.parametrize("config", ["video", "video_text"])
 def test_clips_come_back_undecoded_without_torchcodec(demo_build: Path, config: str) -> None:
     row = next(iter(sd.load(config, source=demo_build, decode=False)))

@@ -135,3 +135,20 @@ def test_broken_sources_are_skipped_with_reason(
     assert [r[schema.VIDEO_ID] for r in rows] == [good]
     summary = (result.out / "build_report.txt").read_text("utf-8")
     assert "skipped: 4" in summary
+
+
+def test_rebuild_into_the_same_folder_never_loads_stale_rows(
+    tmp_path: Path, sources: Path, demo_ids: list[str]
+) -> None:
+    """`load_dataset` caches a local folder by its card's YAML: a rebuild with another seed
+    must give another card, or users would be scored against the old build's answers."""
+    annotations = subset_annotations(tmp_path, demo_ids[:3])
+    out = tmp_path / "splice"
+    answers = []
+    for seed in (0, 1):
+        run_build(config(annotations, sources, out, work=tmp_path / "work", seed=seed))
+        ds = datasets.load_dataset(str(out), "text", split=schema.SPLIT)
+        truth = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+        assert [r[schema.ANSWER] for r in ds] == [r[schema.ANSWER] for r in truth]
+        answers.append([r[schema.ANSWER]["order"] for r in truth])
+    assert answers[0] != answers[1]  # the seeds shuffle differently, so the check had teeth
