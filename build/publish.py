@@ -300,25 +300,15 @@ def publish_dataset(
 
     failed = validate(folder)
     if failed:
-        print(f"splice publish: refusing {folder}: it fails splice validate:", file=err)
-        for problem in failed:
-            print(f"  {problem}", file=err)
-        return 1
+        return _refuse(f"splice publish: refusing {folder}: it fails splice validate:", failed, err)
     files = plan_upload(folder)
     problems = check_limits(folder, files, limits) + check_card(folder, files)
-    if dry_run:
-        print(
-            f"would upload to datasets/{repo_id}" + (f"@{revision}" if revision else ""), file=out
-        )
-        print_plan(files, out)
-    if problems:
-        print(f"splice publish: {folder} breaks the Hub's limits:", file=err)
-        for problem in problems:
-            print(f"  {problem}", file=err)
-        return 1
-    if dry_run:
-        print("dry run: all checks passed, nothing sent", file=out)
-        return 0
+    target = f"datasets/{repo_id}" + (f"@{revision}" if revision else "")
+    stop = _check_before_sending(
+        problems, f"splice publish: {folder} breaks the Hub's limits:", target, files, dry_run, out
+    )
+    if stop is not None:
+        return stop
     api = _api()
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     if revision:
@@ -406,22 +396,14 @@ def publish_metric(
     out=None,
 ) -> int:
     out = out or sys.stdout
-    err = sys.stderr if out is sys.stdout else out
     _check_repo_id(repo_id)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
     files = plan_upload(folder, METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS)
     problems = check_metric_folder(folder, repo_id, files)
-    if dry_run:
-        print(f"would upload to spaces/{repo_id}", file=out)
-        print_plan(files, out)
-    if problems:
-        print(f"splice publish-metric: {folder} cannot become a working Space:", file=err)
-        for problem in problems:
-            print(f"  {problem}", file=err)
-        return 1
-    if dry_run:
-        print("dry run: all checks passed, nothing sent", file=out)
-        return 0
+    header = f"splice publish-metric: {folder} cannot become a working Space:"
+    stop = _check_before_sending(problems, header, f"spaces/{repo_id}", files, dry_run, out)
+    if stop is not None:
+        return stop
     api = _api()
     api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
     info = api.upload_folder(
@@ -434,6 +416,28 @@ def publish_metric(
     )
     print(f"uploaded {len(files)} files to {getattr(info, 'commit_url', repo_id)}", file=out)
     return 0
+
+
+def _refuse(header: str, problems: list, err) -> int:
+    print(header, file=err)
+    for problem in problems:
+        print(f"  {problem}", file=err)
+    return 1
+
+
+def _check_before_sending(problems, header, target, files, dry_run, out) -> int | None:
+    """Shared by both uploads: list the plan on a dry run, refuse on any problem; None
+    means go ahead and send."""
+    err = sys.stderr if out is sys.stdout else out
+    if dry_run:
+        print(f"would upload to {target}", file=out)
+        print_plan(files, out)
+    if problems:
+        return _refuse(header, problems, err)
+    if dry_run:
+        print("dry run: all checks passed, nothing sent", file=out)
+        return 0
+    return None
 
 
 def run_publish_metric(args: argparse.Namespace) -> int:
