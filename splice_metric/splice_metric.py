@@ -6,10 +6,14 @@ only parser of model answers, so that every producer of predictions reads model 
 same way the metric does.
 
 Speed: every metric of a valid permutation of n <= 8 clips depends only on which of the n!
-permutations it is, so ``score`` ranks each prediction (its Lehmer code) and looks all
-metrics up in a per-n table built once from the same vectorised dynamic programmes that
-score everything else (invalid predictions, longer sequences). ``compute`` skips
-`evaluate`'s per-row Arrow round trip when it can (see ``SpliceMetric.compute``).
+permutations it is, and relabelling the reference to the identity turns a (prediction,
+reference) pair into one such permutation. So ``score`` reads each side of an example with
+labels 1..n <= 7 as one base-8 code (`_label_ids`), maps the pair to its permutation with
+a precomputed table (`_lookup`), and looks all metrics up in per-n tables built once from
+the same vectorised dynamic programmes that score everything else (invalid predictions,
+other labels, longer sequences). Python lists are read exactly through `marshal`
+(`_from_marshal`). ``compute`` skips `evaluate`'s per-row Arrow round trip when it can
+(see ``SpliceMetric.compute``).
 """
 
 from __future__ import annotations
@@ -383,7 +387,8 @@ def _from_marshal(seqs: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] 
         or (np.diff(heads) != lengths[:-1] + 1).any()
     ):
         return None
-    return values, heads + 1, lengths
+    heads += 1  # the first token of each example
+    return values, heads, lengths
 
 
 class _Packed(NamedTuple):
@@ -575,26 +580,27 @@ def _small_tables() -> dict[str, np.ndarray]:
     once: such a code has digits 1..n in its first n places and zeros after, so no two
     permutations share one) to ``value * 8 + n``, 0 for other codes: as a prediction the
     value is its rank, as a reference the start of its row in ``pairs`` (n <= PAIR_MAX_N)
-    or its rank. ``pairs`` holds the category of every (reference, prediction) pair of
-    each n <= PAIR_MAX_N, at reference row start + prediction rank (padded so that any
-    sum of two values stays in bounds)."""
+    or its rank, which is (value - ``ref_start[n]``) // ``ref_step[n]``. ``pairs`` holds
+    the category of every (reference, prediction) pair of each n <= PAIR_MAX_N, at
+    reference row start + prediction rank (padded so that any sum of two values stays in
+    bounds)."""
     if not _SMALL:
         sizes = range(1, CODE_MAX_N + 1)
         tables = [_table(n) for n in sizes]
         first = np.concatenate(([0, 0], np.cumsum([len(t) for t in tables])))
         labels = np.zeros(_BASE**CODE_MAX_N, dtype=np.uint16)
-        ref_labels = np.zeros(_BASE**CODE_MAX_N, dtype=np.int32)
+        ref_labels = np.zeros(_BASE**CODE_MAX_N, dtype=np.int64)
+        ref_start, ref_step = np.zeros(_BASE, dtype=np.int64), np.ones(_BASE, dtype=np.int64)
         pairs = []
         for n in sizes:
             ranks = np.arange(len(_PERMS[n]))
             codes = (_PERMS[n] + 1) @ _BASE ** np.arange(n)
             labels[codes] = ranks * _BASE + n
-            ref_value = ranks  # n > PAIR_MAX_N: composed when scoring
-            if n <= PAIR_MAX_N:
-                ref_value = sum(map(len, pairs)) + ranks * len(ranks)  # its row in pairs
+            if n <= PAIR_MAX_N:  # else the rank: composed when scoring
+                ref_start[n], ref_step[n] = sum(map(len, pairs)), len(ranks)  # rows of pairs
                 ref_rank, pred_rank = np.divmod(np.arange(len(ranks) ** 2), len(ranks))
                 pairs.append(first[n] + _compose(ref_rank, pred_rank, n))
-            ref_labels[codes] = ref_value * _BASE + n
+            ref_labels[codes] = (ref_start[n] + ranks * ref_step[n]) * _BASE + n
         pairs.append(np.zeros(math.factorial(CODE_MAX_N), dtype=np.int64))
         _SMALL.update(
             rows=np.concatenate(tables),
@@ -602,54 +608,93 @@ def _small_tables() -> dict[str, np.ndarray]:
             labels=labels,
             ref_labels=ref_labels,
             pairs=np.concatenate(pairs).astype(np.int32),
+            ref_start=ref_start,
+            ref_step=ref_step,
         )
     return _SMALL
 
 
 _BASE = CODE_MAX_N + 1
-# Per length L <= 7, the low L bytes of a word; 0 for longer rows.
-_BYTE_MASKS = np.array([(1 << 8 * k) - 1 for k in range(_BASE)] + [0], dtype=np.uint64)
+# Per length L <= 8, the low L bytes of a word; then 0, for longer rows.
+_BYTE_MASKS = np.array([(1 << 8 * k) - 1 for k in range(_BASE + 1)] + [0], dtype=np.uint64)
+
+
+def _code(word: np.ndarray) -> np.ndarray:
+    """Base-8 code of the first 7 bytes (each 0..7) of little-endian words: three
+    shift-and-mask steps."""
+    word = (word | word >> 5) & 0x003F003F003F003F  # two digits per 16 bits
+    word = (word | word >> 10) & 0x00000FFF00000FFF  # four per 32
+    return ((word | word >> 20) & (_BASE**CODE_MAX_N - 1)).view(np.int64)  # seven
 
 
 def _label_ids(
     flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, table: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """`table`'s ``value * 8 + n`` for each example that is a permutation of the labels
-    1..n, n <= 7; 0 for every other example.
+    1..n, n <= 7, else 0; and each example of up to 8 tokens as digits (below).
 
     Every token becomes one base-8 digit in a byte (0 for anything outside 1..7: no such
     permutation holds a 0 among its first n digits) and every example the little-endian
     word of its first 8 bytes, cut to its length: one gather of 8-byte windows instead of
-    a pass per position. Three shift-and-mask steps pack the bytes into one base-8 code
-    for the table; the n found must be the example's length.
+    a pass per position. `_code` packs them for the table; the n found must be the
+    example's length.
     """
     buf = np.zeros(len(flat) + 8, dtype=np.uint8)
     np.clip(flat, 0, _BASE, out=buf[: len(flat)], casting="unsafe")
     np.bitwise_and(buf, _BASE - 1, out=buf)  # 8 (anything above 7) -> 0
     windows = np.ndarray(len(flat) + 1, dtype="<u8", buffer=buf, strides=(1,))
-    word = windows[starts] & _BYTE_MASKS[np.minimum(lengths, _BASE)]
-    word = (word | word >> 5) & 0x003F003F003F003F  # two digits per 16 bits
-    word = (word | word >> 10) & 0x00000FFF00000FFF  # four per 32
-    found = table[(word | word >> 20) & (_BASE**CODE_MAX_N - 1)]
-    return np.where((found & (_BASE - 1)) == lengths, found, 0)
+    # np.take with mode="clip": longer rows take the last mask, 0 (and it beats [] here)
+    word = windows[starts] & np.take(_BYTE_MASKS, lengths, mode="clip")
+    found = np.take(table, _code(word), mode="clip")
+    return np.where((found & (_BASE - 1)) == lengths, found, 0), word
 
 
-def _lookup(pred: _Packed, ref: _Packed) -> np.ndarray:
+class _Lookup(NamedTuple):
+    """What `_lookup` found: the category of each example (-1: not looked up), and for
+    the others (`rest`), the prediction's digit word where the prediction is not a
+    permutation of 1..n (else 0; see `_label_ids`) and the rank of the reference where it
+    is one (else -1)."""
+
+    category: np.ndarray
+    rest: np.ndarray
+    pred_words: np.ndarray
+    ref_ranks: np.ndarray
+
+
+def _lookup(pred: _Packed, ref: _Packed) -> _Lookup:
     """Category of every example that is a valid permutation of n <= CODE_MAX_N clips with
     labels 1..n (the dataset's case), else -1: both sides identified by `_label_ids`, then
     the pair mapped to the permutation of reference positions the prediction makes
     (relabelling the reference to the identity), from the pair table or `_compose`."""
     small = _small_tables()
-    pred_id = _label_ids(*pred[:3], small["labels"])
-    ref_id = _label_ids(*ref[:3], small["ref_labels"])
+    pred_id, pred_words = _label_ids(*pred[:3], small["labels"])
+    unfound = np.flatnonzero(pred_id == 0)
+    pred_words = pred_words[unfound]  # the only ones needed: free the rest early
+    ref_id = _label_ids(*ref[:3], small["ref_labels"])[0]
     n = pred_id & (_BASE - 1)
     ok = (n == (ref_id & (_BASE - 1))) & (n > 0)  # both found, same n
-    category = small["pairs"][(ref_id >> 3) + (pred_id >> 3)]
+    category = np.take(small["pairs"], (ref_id >> 3) + (pred_id >> 3), mode="clip")
     for m in range(PAIR_MAX_N + 1, CODE_MAX_N + 1):
         rows = np.flatnonzero(ok & (n == m))
         ranks = _compose(ref_id[rows] >> 3, pred_id[rows] >> 3, m)
         category[rows] = small["first"][m] + ranks
-    return np.where(ok, category, -1)
+    rest = np.flatnonzero(~ok)  # holds every unfound prediction
+    words = np.zeros(len(rest), dtype=np.uint64)
+    with_word = pred_id[rest] == 0
+    words[with_word] = pred_words[np.searchsorted(unfound, rest[with_word])]
+    ref_id, ref_n = ref_id[rest] >> 3, ref_id[rest] & (_BASE - 1)
+    ref_ranks = (ref_id - small["ref_start"][ref_n]) // small["ref_step"][ref_n]
+    return _Lookup(np.where(ok, category, -1), rest, words, np.where(ref_n > 0, ref_ranks, -1))
+
+
+def _mapped_from_words(pred_words: np.ndarray, ref_ranks: np.ndarray, n: int) -> np.ndarray:
+    """Reference positions of the (up to 8) tokens of predictions whose references are
+    permutations of the labels 1..n, n <= 7, given by rank, from their digit words: -1 for
+    a digit 0 (no token, or a token outside 1..7) and for labels above n."""
+    positions = np.full((len(_PERMS[n]), _BASE + 1), -1)  # by label: 0, 1..n, n + 1..8
+    positions[:, 1 : n + 1] = _POSITIONS[n]
+    digits = np.asarray(pred_words, dtype="<u8").view(np.uint8).reshape(-1, _BASE)
+    return np.take_along_axis(positions[ref_ranks], digits.astype(np.intp), axis=1)
 
 
 def _ranks(mapped: np.ndarray) -> np.ndarray:
@@ -712,28 +757,39 @@ def _categorise(pred: _Packed, ref: _Packed) -> tuple[np.ndarray, np.ndarray]:
     if (rlen == 0).any():
         _check_reference([], int(np.flatnonzero(rlen == 0)[0]))
     small = _small_tables()
-    category = _lookup(pred, ref)
+    found = _lookup(pred, ref)
+    category = found.category
     blocks = [small["rows"]]
     offset = len(small["rows"])
     other_idx: list[np.ndarray] = []
     other_rows: list[np.ndarray] = []
     bad_refs: list[int] = []
-    rest = np.flatnonzero(category < 0)
+    rest = found.rest
     # one run per n for predictions of up to 2n + 2 tokens (padded), else per (n, length)
     long = plen[rest] > 2 * rlen[rest] + 2
     keys = rlen[rest] * (int(plen.max(initial=0)) + 1) + np.where(long, plen[rest], 0)
-    for idx in (rest[i] for i in _split(keys)):
+    for at in _split(keys):
+        idx = rest[at]
         n, lengths = int(rlen[idx[0]]), plen[idx]
         columns = np.arange(int(lengths.max()))
-        inside = columns < lengths[:, None]
-        mapped, repeats = _map_to_positions(
-            pflat[np.where(inside, pstart[idx, None] + columns, 0)],
-            rflat[rstart[idx, None] + np.arange(n)],
-        )
-        if repeats.any():
-            bad_refs.append(int(idx[np.flatnonzero(repeats)[0]]))
-            continue
-        mapped[~inside] = -1
+        mapped = np.full((len(idx), len(columns)), -1, dtype=np.int64)
+        # references holding 1..n (n <= 7): read the short predictions from their words
+        worded = (found.ref_ranks[at] >= 0) & (found.pred_words[at] > 0) & (lengths <= _BASE)
+        if worded.any():
+            rows, k = np.flatnonzero(worded), min(len(columns), _BASE)
+            words = _mapped_from_words(found.pred_words[at[rows]], found.ref_ranks[at[rows]], n)
+            mapped[rows, :k] = words[:, :k]
+        if not worded.all():
+            rows = np.flatnonzero(~worded)
+            inside = columns < lengths[rows, None]
+            tokens, repeats = _map_to_positions(
+                pflat[np.where(inside, pstart[idx[rows], None] + columns, 0)],
+                rflat[rstart[idx[rows], None] + np.arange(n)],
+            )
+            if repeats.any():
+                bad_refs.append(int(idx[rows[np.flatnonzero(repeats)[0]]]))
+                continue
+            mapped[rows] = np.where(inside, tokens, -1)
         full = np.flatnonzero(lengths == n)
         valid = np.zeros(len(idx), dtype=bool)
         if len(full) and n <= TABLE_MAX_N:
@@ -844,9 +900,11 @@ def _breakdowns(
     nclips: np.ndarray,
     groups: list[Hashable] | None,
     bootstrap: tuple[float, int, np.random.Generator] | None,
+    per_n: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Overall, per-n and per-group cells (count + means [+ confidence intervals]) of
-    examples given as categories (indices into `rows` of metric values)."""
+    examples given as categories (indices into `rows` of metric values); `per_n` is their
+    (n, category) tally when the caller has it."""
 
     def cell(count: int, means: np.ndarray, keys: np.ndarray | None, key: int) -> dict[str, Any]:
         out = _cell(count, means)
@@ -856,7 +914,8 @@ def _breakdowns(
         return out
 
     size = int(nclips.max(initial=0)) + 1
-    per_n = _tally(category, len(rows), nclips, size)
+    if per_n is None:
+        per_n = _tally(category, len(rows), nclips, size)
     if per_n is not None:  # everyone's tally is the sum of the per-n ones
         counts, means = _means(category, rows, nclips, 1, per_n.sum(0, keepdims=True))
     else:
@@ -940,13 +999,15 @@ def random_baseline(
 
 
 def _baseline(nclips: np.ndarray, groups: list[Hashable] | None) -> dict[str, Any]:
-    present = [int(n) for n in np.flatnonzero(np.bincount(nclips))] if len(nclips) else []
-    expected = np.zeros((max(present, default=0) + 1, len(METRICS)))
+    counts = np.bincount(nclips)
+    present = [int(n) for n in np.flatnonzero(counts)]
+    expected = np.zeros((len(counts), len(METRICS)))
     sampled: set[str] = set()
     for n in present:
         expected[n], estimated = expected_random(n)
         sampled.update(estimated)
-    result = _breakdowns(nclips, expected, nclips, groups, None)
+    # the category of an example is its n: the (n, category) tally is diagonal
+    result = _breakdowns(nclips, expected, nclips, groups, None, np.diag(counts))
     result["sampled_metrics"] = sorted(sampled)
     return result
 
