@@ -128,6 +128,7 @@ def shard_name(split: str, index: int, total: int) -> str:
 
 
 def data_files_pattern(config: str, split: str = SPLIT) -> str:
+    """The card's `data_files` glob of a config; the writer's `shard_name`s match it."""
     return f"{shard_dir(config)}/{split}-*.parquet"
 
 
@@ -266,7 +267,8 @@ def load(
 # --- the builder (datasets 4/5: instantiate directly) ----------------------------------
 
 _BUILDER_VERSION = "1.0.0"
-_SHARD_RE = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
+# The inverse of `shard_name`: the builder and `splice validate` both read names with it.
+SHARD_NAME_RE = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 
 
 def shard_files(folder: str | os.PathLike, config: str) -> dict[str, list[Path]]:
@@ -276,7 +278,7 @@ def shard_files(folder: str | os.PathLike, config: str) -> dict[str, list[Path]]
         raise FileNotFoundError(f"{base}: no {shard_dir(config)}/ folder (is {folder} a build?)")
     found: dict[str, list[Path]] = {}
     for path in sorted(base.iterdir()):
-        m = _SHARD_RE.match(path.name)
+        m = SHARD_NAME_RE.match(path.name)
         if m:
             found.setdefault(m["split"], []).append(path)
     if not found:
@@ -356,7 +358,7 @@ class Splice(datasets.GeneratorBasedBuilder):
         for file in files:
             # The index in the shard's own name keeps keys stable when datasets splits
             # `files` between processes or streaming workers.
-            shard_index = int(_SHARD_RE.match(Path(file).name)["i"])
+            shard_index = int(SHARD_NAME_RE.match(Path(file).name)["i"])
             pf = pq.ParquetFile(file)
             missing = [c for c in cols if c not in pf.schema_arrow.names]
             if missing:
@@ -692,6 +694,13 @@ _TEXT_PROMPT_TAIL = (
 def clip_label(number: int) -> str:
     """The name a prompt gives clip ``number`` (1-based; ``clips[number - 1]``)."""
     return f"Video {number}"
+
+
+def answer_text(order: Sequence[int]) -> str:
+    """An order written the way the paper's prompts ask models to answer, e.g.
+    ``<order>Video 2, Video 1</order>``: what baselines and demos emit, so that their
+    answers go through the same ``parse_order`` as a model's."""
+    return "<order>" + ", ".join(clip_label(k) for k in order) + "</order>"
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
     # `load_dataset` keys its cache of a local folder on this YAML alone (not on the files),
     # so a rebuild with another seed would silently load the old rows: the shards'
     # fingerprint in each config's description gives every build its own cache.
-    fingerprint = written.fingerprint() if written.clip_shards or written.text_shards else ""
+    fingerprint = written.fingerprint() if written.has_shards else ""
     configs = {}
     for config in CONFIGS:
         entry: dict[str, Any] = {
@@ -135,32 +135,25 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             entry["description"] = f"SPLICE {config} config, shards sha256 {fingerprint[:16]}"
         configs[config] = entry
     MetadataConfigs(configs).to_dataset_card_data(data)
-    if not (written.clip_shards or written.text_shards):
-        # A card without shards (the repository's README, projected from annotations)
-        # states no sizes rather than wrong ones.
-        return _with_provenance(data, written, provenance)
-    infos = {}
-    for config in CONFIGS:
-        num_bytes = written.num_bytes(config)
-        infos[config] = DatasetInfo(
-            features=features(config),
-            splits=SplitDict(
-                {
-                    written.split: SplitInfo(
-                        name=written.split, num_bytes=num_bytes, num_examples=written.num_rows
-                    )
-                }
-            ),
-            download_size=written.download_size(config),
-            dataset_size=num_bytes,
-        )
-    DatasetInfosDict(infos).to_dataset_card_data(data)
-    return _with_provenance(data, written, provenance)
-
-
-def _with_provenance(
-    data: DatasetCardData, written: WriteResult, provenance: Provenance | None
-) -> DatasetCardData:
+    # A card without shards (the repository's README, projected from annotations) states
+    # no sizes rather than wrong ones.
+    if written.has_shards:
+        infos = {}
+        for config in CONFIGS:
+            num_bytes = written.num_bytes(config)
+            infos[config] = DatasetInfo(
+                features=features(config),
+                splits=SplitDict(
+                    {
+                        written.split: SplitInfo(
+                            name=written.split, num_bytes=num_bytes, num_examples=written.num_rows
+                        )
+                    }
+                ),
+                download_size=written.download_size(config),
+                dataset_size=num_bytes,
+            )
+        DatasetInfosDict(infos).to_dataset_card_data(data)
     if provenance is not None:
         data["splice_build"] = {
             "version": provenance.version,
@@ -201,6 +194,7 @@ def table6_rows(stats: BuildStats) -> list[tuple[str, ...]]:
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The card's one table format; ``validate`` finds a table by this header line."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -245,7 +239,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
             f"{len(written.text_shards)} in `{TEXT_DATA_DIR}/`",
         ),
     ]
-    if not (written.clip_shards or written.text_shards):
+    if not written.has_shards:
         items = [(k, v) for k, v in items if k not in ("Shards", "Software")]
     lines = [f"- **{k}:** {v}" for k, v in items]
     lines.append(

@@ -57,12 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     module_name, help_text = available[name]
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"splice {name}", description=help_text)
-    if hasattr(module, f"add_{name.replace('-', '_')}_arguments"):
-        getattr(module, f"add_{name.replace('-', '_')}_arguments")(parser)
-        runner = getattr(module, f"run_{name.replace('-', '_')}")
+    attr = name.replace("-", "_")  # a module serving two subcommands has a pair for each
+    add_arguments = getattr(module, f"add_{attr}_arguments", None)
+    if add_arguments is None:
+        add_arguments, runner = module.add_arguments, module.run
     else:
-        module.add_arguments(parser)
-        runner = module.run
+        runner = getattr(module, f"run_{attr}")
+    add_arguments(parser)
     return int(runner(parser.parse_args(rest)) or 0)
 
 

@@ -35,6 +35,7 @@ from av.video.reformatter import VideoReformatter
 
 from splice_build.frames import (
     DECODE_ERRORS,
+    FALLBACK_RATE,
     Frame,
     FrameReader,
     exact_seconds,
@@ -53,7 +54,6 @@ OUTPUT_PIX_FMT = "yuv420p"
 X264_REPRODUCIBLE = {"x264-params": "mbtree=0"}
 # Downscaling filter; bicubic is also what ffmpeg's scale filter uses by default.
 INTERPOLATION = "BICUBIC"
-FALLBACK_RATE = Fraction(25)  # only for streams that state no frame rate at all
 # x264's output depends on its thread count (measured: 1, 2, 3 and 4 threads give four
 # different files), so the count is fixed, and fixed at 1: a single-threaded encoder is
 # the cheapest per frame (measured 7.6 against 8.0 ms of CPU per 1054x448 frame with 3

@@ -11,34 +11,34 @@ real annotation times. Then the result is loaded the way users load it
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import splice_dataset as schema
 
-from . import standin
+from . import ingest, standin
 from .pipeline import BuildConfig, run_build
+from .report import REPORT_TXT, load_report
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
+SOURCES_DIR = "stand-in-sources"  # inside the work folder
 
 
 def demo_annotations_path() -> Path:
+    """The bundled annotation file, found the same way in a checkout and in a wheel."""
     return Path(str(resources.files("splice_build").joinpath(DEMO_ANNOTATIONS)))
 
 
 def render_sources(annotations: Path, sources: Path) -> Path:
-    """Render a stand-in source per entry (kept between runs: rendering is deterministic)."""
-    from . import ingest
-
+    """Render a stand-in source per entry (kept between runs: rendering is deterministic,
+    and `standin.render_source` renames a file into place only once it is complete)."""
     sources.mkdir(parents=True, exist_ok=True)
     for entry in ingest.load_annotations(annotations).entries:
         target = sources / f"{entry.video_id}.mp4"
         if not target.exists():
-            tmp = sources / f".{entry.video_id}.tmp.mp4"
-            standin.render_source(entry, tmp)
-            tmp.replace(target)
+            standin.render_source(entry, target)
     return sources
 
 
@@ -53,7 +53,7 @@ def build_demo(
     out_dir = Path(out_dir)
     work_dir = Path(work_dir) if work_dir else out_dir.with_name(out_dir.name + "-work")
     annotations = demo_annotations_path()
-    sources = render_sources(annotations, work_dir / "stand-in-sources")
+    sources = render_sources(annotations, work_dir / SOURCES_DIR)
     result = run_build(
         BuildConfig(
             annotations=annotations,
@@ -73,19 +73,19 @@ def build_demo(
     return out_dir
 
 
-def score_random_baseline(out_dir: Path, seed: int = 0) -> dict:
-    """Load the built folder like a user would and score random answers given as text."""
+def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
+    """Score random answers, given as model-style text, on a loaded build
+    (`load_like_a_user`) through the metric loaded with ``evaluate.load``."""
     import evaluate
 
     import splice_metric
 
-    dataset = _load_like_a_user(out_dir)
     rng = random.Random(seed)
     predictions, references = [], []
     for row in dataset:
         labels = list(range(1, row[schema.NUM_CLIPS] + 1))
         rng.shuffle(labels)
-        predictions.append("<order>" + ", ".join(f"Video {k}" for k in labels) + "</order>")
+        predictions.append(schema.answer_text(labels))
         references.append(row[schema.ANSWER]["order"])
     metric = evaluate.load(str(Path(splice_metric.__file__).parent), "text")
     return metric.compute(
@@ -97,7 +97,7 @@ def score_random_baseline(out_dir: Path, seed: int = 0) -> dict:
     )
 
 
-def _load_like_a_user(out_dir: Path):
+def load_like_a_user(out_dir: Path) -> Any:
     """``load_dataset("splice", "video_text")`` when the build is ./splice, as in the README."""
     if Path(out_dir).resolve() == (Path.cwd() / "splice").resolve():
         return schema.load("video_text", source="splice")
@@ -107,9 +107,8 @@ def _load_like_a_user(out_dir: Path):
 METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", "kendall_tau")
 
 
-def _walkthrough(out: Path, seed: int) -> str:
+def _walkthrough(row: dict[str, Any]) -> str:
     """What a user does next, shown on the first video: prompt, answer, parse, score."""
-    row = _load_like_a_user(out)[0]
     prompt = schema.build_prompt(row, "video_text")
     lines = [
         f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
@@ -140,13 +139,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = build_demo(args.out, args.work, args.workers, progress=True, seed=args.seed)
-    report = json.loads((out / "build_report.json").read_text("utf-8"))
+    report = load_report(out)
     print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries.")
     print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
-    print((out / "build_report.txt").read_text("utf-8"))
+    print((out / REPORT_TXT).read_text("utf-8"))
+    dataset = load_like_a_user(out)
     print(f'Loaded with load_dataset("{out}", "video_text") (splice_dataset.load).')
-    print(_walkthrough(out, args.seed))
-    scores = score_random_baseline(out, args.seed)
+    print(_walkthrough(dataset[0]))
+    scores = score_random_baseline(dataset, args.seed)
     print(
         f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
         'with evaluate.load("splice_metric"); 95% bootstrap intervals:'

@@ -51,7 +51,10 @@ class LocalExecutor:
                 yield from (f.result() for f in done)
 
 
-def make_executor(name: str, workers: int | None = None, ray_address: str | None = None):
+def make_executor(
+    name: str, workers: int | None = None, ray_address: str | None = None
+) -> Executor:
+    """The executor named by ``--executor``; Ray is imported only when asked for."""
     if name == "local":
         return LocalExecutor(workers)
     if name == "ray":

@@ -51,6 +51,9 @@ SEEK_SAFE_FORMATS = frozenset(
 FULL_INDEX_FORMATS = frozenset({"mov,mp4,m4a,3gp,3g2,mj2", "avi"})
 # How far the first re-seek steps back when a seek overshoots; doubled on each retry.
 RESEEK_STEP_SECONDS = 1.0
+# Frame rate assumed only for streams that state none at all (one nominal frame for
+# repairing timestamps here, the clip rate in cut).
+FALLBACK_RATE = Fraction(25)
 
 # Errors a damaged or unsupported source raises while opening, demuxing or decoding.
 DECODE_ERRORS = (av.FFmpegError, OSError, EOFError, ValueError)
@@ -119,6 +122,7 @@ def to_pts(seconds: float, time_base: Fraction, origin: int) -> int:
 
 
 def to_seconds(pts: int, time_base: Fraction, origin: int) -> float:
+    """Source time of a pts, for records and messages only (never for comparisons)."""
     return float((pts - origin) * Fraction(time_base))
 
 
@@ -134,27 +138,22 @@ class FrameReader:
         self,
         container: av.container.InputContainer,
         stream: av.stream.Stream,
-        seek_gap_seconds: float | None = None,
-        exact_seek: bool | None = None,
+        exact_seek: bool = True,
     ):
         """``exact_seek=False`` allows seeking where timestamps may then be off by a frame
-        (fine for probing); None seeks only in `SEEK_SAFE_FORMATS`."""
+        (fine for probing); by default only `SEEK_SAFE_FORMATS` seek."""
         self.container = container
         self.stream = stream
         self.time_base = Fraction(stream.time_base)
         self.origin = stream_origin(container, stream)
-        rate = source_rate(stream) or Fraction(25)
+        rate = source_rate(stream) or FALLBACK_RATE
         self._tick = max(1, round(1 / (rate * self.time_base)))  # one nominal frame
-        gap = SEEK_GAP_SECONDS if seek_gap_seconds is None else seek_gap_seconds
-        if exact_seek is None or exact_seek:
-            self.can_seek = container.format.name in SEEK_SAFE_FORMATS
-        else:
-            self.can_seek = True
-        self._seek_gap = math.ceil(Fraction(repr(gap)) / self.time_base)
-        margin = Fraction(repr(SEEK_MARGIN_SECONDS))
-        self._seek_margin = math.ceil(margin / self.time_base)
+        self.can_seek = not exact_seek or container.format.name in SEEK_SAFE_FORMATS
+        # The thresholds in ticks, read at construction so that tests can lower them.
+        self._seek_gap = to_pts(SEEK_GAP_SECONDS, self.time_base, 0)
+        self._seek_margin = to_pts(SEEK_MARGIN_SECONDS, self.time_base, 0)
+        self._reseek_step = to_pts(RESEEK_STEP_SECONDS, self.time_base, 0)
         self._keyframes = _indexed_keyframes(container, stream)
-        self._reseek_step = math.ceil(Fraction(repr(RESEEK_STEP_SECONDS)) / self.time_base)
         self._frames: Iterator[Frame] = self._decode()
         self._held: Frame | None = None
         # Every frame with pts <= _floor is behind the reader; None: nothing read yet.

@@ -14,7 +14,6 @@ import hashlib
 import os
 import shutil
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, select, shuffle, validate, write
+from . import card, ingest, probe, select, shuffle, validate, write
 from .executors import make_executor
 from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
 from .report import BuildReport
@@ -50,8 +49,8 @@ class BuildConfig:
     executor: str = "local"
     ray_address: str | None = None
     format: str = "parquet"
-    max_shard_bytes: int = 500_000_000
-    tolerance: float = 1.0
+    max_shard_bytes: int = write.MAX_SHARD_BYTES
+    tolerance: float = probe.COVERAGE_TOLERANCE
     validate: bool = True
     stand_in: bool = False  # the demo's rendered stand-ins, stated on the card
     progress: bool = True
@@ -65,7 +64,7 @@ class BuildConfig:
 class BuildResult:
     out: Path
     report: BuildReport
-    problems: list = field(default_factory=list)
+    problems: list[validate.Problem] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -79,7 +78,7 @@ def run_build(config: BuildConfig) -> BuildResult:
         annotations.entries,
         subset_size=config.subset_size,
         seed=config.seed,
-        curation=select.load_curation(config.curation) if config.curation else None,
+        curation=config.curation,
         limit=config.limit,
     )
     for skip in selection.skips:
@@ -115,7 +114,7 @@ def run_build(config: BuildConfig) -> BuildResult:
         videos_skipped=len(report.skipped),
         stand_in=config.stand_in,
         limit=config.limit,
-        skipped_by_stage=dict(Counter(v.stage for v in report.skipped)),
+        skipped_by_stage=report.skips_by_stage(),
         curation_sha256=_sha256(config.curation) if config.curation else None,
     )
     (staging / "README.md").write_text(
@@ -161,14 +160,15 @@ def _cut_all(
     return included
 
 
-def _shuffled(entries: list[VideoEntry], work: WorkDir, config: BuildConfig) -> Iterator:
+def _shuffled(
+    entries: list[VideoEntry], work: WorkDir, config: BuildConfig
+) -> Iterator[ShuffledVideo]:
     """Committed cuts in video-id order, shuffled; one video in memory at a time."""
     for entry in sorted(entries, key=lambda e: e.video_id):
         cut = work.load(entry.video_id, work_key(entry, config.cut))
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
-        video: ShuffledVideo = shuffle.shuffle(cut, config.seed)
-        yield video
+        yield shuffle.shuffle(cut, config.seed)
 
 
 def _sha256(path: Path) -> str:
@@ -217,7 +217,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-side",
         type=int,
         default=schema.PAPER_MAX_SIDE,
-        help="cap on the clips' short side in pixels, never upscaled (default 448)",
+        help="cap on the clips' short side in pixels, never upscaled (default %(default)s)",
     )
     parser.add_argument(
         "--fps", type=float, default=None, help="output frame rate (default: the source's)"
@@ -226,12 +226,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (ray only)")
     parser.add_argument(
-        "--max-shard-mb", type=int, default=500, help="cap on one Parquet shard (MB)"
+        "--max-shard-mb",
+        type=int,
+        default=write.MAX_SHARD_BYTES // 1_000_000,
+        help="cap on one Parquet shard (MB)",
     )
     parser.add_argument(
         "--tolerance",
         type=float,
-        default=1.0,
+        default=probe.COVERAGE_TOLERANCE,
         help="seconds a source may fall short of the last segment's end",
     )
     parser.add_argument(

@@ -12,6 +12,10 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+import av
+import av.container
+import av.stream
+
 from splice_build.frames import (
     DECODE_ERRORS,
     FrameReader,
@@ -21,6 +25,11 @@ from splice_build.frames import (
     to_seconds,
 )
 from splice_build.records import ProbedVideo, SkipVideo, SourceInfo, VideoEntry
+
+# Seconds a source may fall short of its last step's end: COIN marks most times in whole
+# seconds, so a segment ending up to a second after the file's last frame is still whole
+# (the build's ``--tolerance`` default).
+COVERAGE_TOLERANCE = 1.0
 
 # Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
 # in order of preference when several exist: containers with a full index first (exact,
@@ -57,7 +66,9 @@ def find_source(videos_dir: Path, video_id: str) -> Path | None:
     return None
 
 
-def probe(entry: VideoEntry, videos_dir: Path, tolerance: float = 1.0) -> ProbedVideo:
+def probe(
+    entry: VideoEntry, videos_dir: Path, tolerance: float = COVERAGE_TOLERANCE
+) -> ProbedVideo:
     """Check that the source of one entry opens and covers its last step (within tolerance).
 
     Raises ``SkipVideo("probe", reason)`` otherwise.
@@ -78,8 +89,8 @@ def probe(entry: VideoEntry, videos_dir: Path, tolerance: float = 1.0) -> Probed
     except DECODE_ERRORS as err:
         raise SkipVideo("probe", f"cannot open {path} as a video: {err}") from None
     with container:
-        time_base = Fraction(stream.time_base)
         reader = FrameReader(container, stream, exact_seek=False)  # any frame will do
+        time_base = reader.time_base
         header_duration = _header_duration(container, stream, reader.origin)
         last_end = entry.steps[-1].end if entry.steps else 0.0
         needed = max(0.0, last_end - tolerance)
@@ -120,7 +131,9 @@ def probe(entry: VideoEntry, videos_dir: Path, tolerance: float = 1.0) -> Probed
     return ProbedVideo(entry=entry, source=info)
 
 
-def _header_duration(container, stream, origin: int) -> float | None:
+def _header_duration(
+    container: av.container.InputContainer, stream: av.stream.Stream, origin: int
+) -> float | None:
     """Seconds the header claims for the video stream (None when it does not say)."""
     if stream.duration:
         return float(stream.duration * Fraction(stream.time_base))
@@ -132,8 +145,6 @@ def _header_duration(container, stream, origin: int) -> float | None:
 
 
 def _audio_only(path: Path) -> bool:
-    import av
-
     try:
         with av.open(str(path)) as container:
             return bool(container.streams.audio)

@@ -19,6 +19,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TextIO
 
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, HfApi, SpaceCard, get_token
@@ -166,7 +167,11 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
         names.append(name)
         if config.get("default") or name == "default":
             defaults.append(name)
-        splits = _data_files(config.get("data_files"))
+        try:
+            splits = _data_files(config.get("data_files"))
+        except (TypeError, ValueError) as e:  # what load_dataset itself would refuse
+            problems.append(f"{readme}: config {name!r}: {e}")
+            continue
         if not splits:
             problems.append(f"{readme}: config {name!r} has no data_files")
         for split, patterns in splits.items():
@@ -188,21 +193,15 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
 
 
 def _data_files(value: object) -> dict[str, list[str]]:
-    """A config's data_files as {split: [patterns]}, in any of the card's accepted forms."""
-    if isinstance(value, str):
-        return {"train": [value]}
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return {"train": list(value)} if value else {}
-    out: dict[str, list[str]] = {}
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, dict) and "split" in item and "path" in item:
-                paths = item["path"]
-                out[str(item["split"])] = [paths] if isinstance(paths, str) else list(paths)
-    elif isinstance(value, dict):
-        for split, paths in value.items():
-            out[str(split)] = [paths] if isinstance(paths, str) else list(paths)
-    return out
+    """A config's data_files as {split: [patterns]}, read by ``datasets``' own
+    ``sanitize_patterns`` so that this check accepts exactly the forms load_dataset does
+    (it raises ValueError or TypeError on a malformed one). Splits without patterns are
+    dropped."""
+    from datasets.data_files import sanitize_patterns  # datasets: ~0.4 s publish-metric skips
+
+    if not value:
+        return {}
+    return {split: list(p) for split, p in sanitize_patterns(value).items() if p}
 
 
 def _matches(pattern: str, uploaded: set[str]) -> bool:
@@ -238,7 +237,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
-def print_plan(files: list[UploadFile], out=None) -> None:
+def print_plan(files: list[UploadFile], out: TextIO | None = None) -> None:
     out = out or sys.stdout
     for f in files:
         print(f"{f.size:>15,d}  {f.path_in_repo}", file=out)
@@ -286,11 +285,11 @@ def publish_dataset(
     revision: str | None = None,
     dry_run: bool = False,
     limits: HubLimits = HubLimits(),
-    out=None,
+    out: TextIO | None = None,
 ) -> int:
     """Check ``folder`` and (unless ``dry_run``) upload it; 0 on success, 1 when refused."""
     out = out or sys.stdout
-    err = sys.stderr if out is sys.stdout else out
+    err = _errors_to(out)
     folder = Path(folder)
     if not folder.is_dir():
         print(f"splice publish: {folder}: no such folder", file=err)
@@ -393,8 +392,9 @@ def publish_metric(
     *,
     private: bool = False,
     dry_run: bool = False,
-    out=None,
+    out: TextIO | None = None,
 ) -> int:
+    """Check the metric folder and (unless ``dry_run``) upload it as a Gradio Space."""
     out = out or sys.stdout
     _check_repo_id(repo_id)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
@@ -418,17 +418,29 @@ def publish_metric(
     return 0
 
 
-def _refuse(header: str, problems: list, err) -> int:
+def _errors_to(out: TextIO) -> TextIO:
+    """Refusals go to stderr on the console, or to the caller's stream when one is given."""
+    return sys.stderr if out is sys.stdout else out
+
+
+def _refuse(header: str, problems: list, err: TextIO) -> int:
     print(header, file=err)
     for problem in problems:
         print(f"  {problem}", file=err)
     return 1
 
 
-def _check_before_sending(problems, header, target, files, dry_run, out) -> int | None:
+def _check_before_sending(
+    problems: list[str],
+    header: str,
+    target: str,
+    files: list[UploadFile],
+    dry_run: bool,
+    out: TextIO,
+) -> int | None:
     """Shared by both uploads: list the plan on a dry run, refuse on any problem; None
     means go ahead and send."""
-    err = sys.stderr if out is sys.stdout else out
+    err = _errors_to(out)
     if dry_run:
         print(f"would upload to {target}", file=out)
         print_plan(files, out)

@@ -49,7 +49,10 @@ def projected_stats(annotations: Path) -> tuple[list[VideoStats], ingest.IngestR
 
 
 def render_readme(annotations: Path, docs: Path = DOCS) -> str:
+    """README.md as ``card.render_card`` renders it, so the front page and every build's
+    card share one template and cannot disagree on the schema, loading or licence."""
     videos, result = projected_stats(annotations)
+    in_annotations = len(result.entries) + len(result.skips)
     written = WriteResult(
         out_dir=Path("."), split=SPLIT, clip_shards=(), text_shards=(), videos=tuple(videos)
     )
@@ -58,9 +61,9 @@ def render_readme(annotations: Path, docs: Path = DOCS) -> str:
         annotations_sha256=result.sha256,
         seed=0,
         cut_settings=asdict(CutSettings()),
-        videos_in_annotations=len(result.entries) + len(result.skips),
+        videos_in_annotations=in_annotations,
         videos_included=len(videos),
-        videos_skipped=len(result.entries) + len(result.skips) - len(videos),
+        videos_skipped=in_annotations - len(videos),
         software={},
     )
     intro = (docs / INTRO).read_text("utf-8")

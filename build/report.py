@@ -46,6 +46,11 @@ class BuildReport:
     def skipped(self) -> list[VideoStatus]:
         return [v for v in self.videos if v.status == "skipped"]
 
+    def skips_by_stage(self) -> dict[str, int]:
+        """Skipped videos per stage, in the order stages first skipped one (the card's
+        provenance and the summary both show it)."""
+        return dict(Counter(v.stage for v in self.skipped))
+
     def summary(self) -> str:
         lines = [
             f"videos in annotations: {len(self.videos)}",
@@ -54,8 +59,7 @@ class BuildReport:
             f"skipped: {len(self.skipped)}",
         ]
         lines += [f"warning: {w}" for w in self.warnings]
-        by_stage = Counter(v.stage for v in self.skipped)
-        for stage, count in sorted(by_stage.items()):
+        for stage, count in sorted(self.skips_by_stage().items()):
             lines.append(f"  {stage}: {count}")
             reasons = Counter(_reason_kind(v.reason) for v in self.skipped if v.stage == stage)
             for reason, n in reasons.most_common(8):
@@ -82,6 +86,7 @@ class BuildReport:
 
 
 def load_report(out_dir: Path) -> dict:
+    """The JSON report of a built folder, as written by `BuildReport.write`."""
     return json.loads((Path(out_dir) / REPORT_JSON).read_text("utf-8"))
 
 

@@ -55,6 +55,16 @@ def permutation(seed: int, video_id: str, n: int) -> tuple[int, ...]:
     return tuple(perm)
 
 
+def answer_order(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The labels of the clips in chronological order (the metric's reference) for a
+    `permutation`: ``order[perm[k]] == k + 1``. Scorers that shuffle without cutting
+    (the taxonomy-prior baseline) must derive the answer the same way as the build."""
+    order = [0] * len(perm)
+    for label_index, chrono in enumerate(perm):
+        order[chrono] = label_index + 1
+    return tuple(order)
+
+
 def shuffle(cut: CutVideo, seed: int) -> ShuffledVideo:
     """Relabel a video's chronological clips in the order of its permutation.
 
@@ -71,15 +81,12 @@ def shuffle(cut: CutVideo, seed: int) -> ShuffledVideo:
             f"video {entry.video_id}: clips not in chronological step order: {indices}"
         )
     perm = permutation(seed, entry.video_id, n)
-    order = [0] * n
-    for label_index, chrono in enumerate(perm):
-        order[chrono] = label_index + 1
     return ShuffledVideo(
         entry=entry,
         clips=tuple(cut.clips[p] for p in perm),
         steps=tuple(entry.steps[p] for p in perm),
-        order=tuple(order),
+        order=answer_order(perm),
     )
 
 
-__all__ = ["permutation", "shuffle"]
+__all__ = ["answer_order", "permutation", "shuffle"]

@@ -19,10 +19,21 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from splice_dataset import MAX_CLIPS, MIN_CLIPS
+from splice_dataset import (
+    COIN_SUBSET,
+    DOMAIN,
+    DURATION,
+    MAX_CLIPS,
+    MIN_CLIPS,
+    NUM_CLIPS,
+    RECIPE_TYPE,
+    TASK,
+    VIDEO_ID,
+)
 
 # Table 6's duration bins in seconds, each (low, high]: the paper's headers.
 DURATION_BINS: tuple[tuple[float, float], ...] = (
@@ -54,6 +65,23 @@ class VideoStats:
     coin_subset: str
     num_clips: int
     duration: float  # sum of the clip durations, seconds
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> VideoStats:
+        """The record of a row as the shards store it. The writer keeps these while
+        streaming and the validator rebuilds them from the shards; one constructor keeps
+        the card's statistics and the validator's check of them from drifting apart.
+        Missing values (a damaged shard) become None, 0 clips and 0 s rather than errors:
+        the validator reports the row itself."""
+        return cls(
+            video_id=row.get(VIDEO_ID),
+            task=row.get(TASK),
+            domain=row.get(DOMAIN),
+            recipe_type=row.get(RECIPE_TYPE),
+            coin_subset=row.get(COIN_SUBSET),
+            num_clips=row.get(NUM_CLIPS) or 0,
+            duration=row.get(DURATION) or 0.0,
+        )
 
 
 @dataclass(frozen=True)

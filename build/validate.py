@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,26 +45,23 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard
 
-from splice_build.card import TABLE1_HEADER, table1_rows
+from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
 from splice_build.stats import VideoStats, compute_stats
-from splice_build.write import shard_info
+from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
     ANSWER,
     CAPTIONS,
     CLIP_DATA_DIR,
     CLIP_DURATIONS,
     CLIPS,
-    COIN_SUBSET,
     CONFIGS,
     DEFAULT_CONFIG,
-    DOMAIN,
     DURATION,
     MAX_CLIPS,
     MIN_CLIPS,
     NUM_CLIPS,
-    RECIPE_TYPE,
+    SHARD_NAME_RE,
     SPLIT,
-    TASK,
     TEXT_DATA_DIR,
     VIDEO_ID,
     clip_file_name,
@@ -82,7 +78,6 @@ STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})
 # Below this probability of every video being in chronological order by chance, the build
 # is reported as unshuffled.
 UNSHUFFLED_P = 1e-6
-_SHARD_RE = re.compile(r"^(?P<split>.+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 
 
 @dataclass(frozen=True)
@@ -193,12 +188,12 @@ def _list_shards(root: Path, folder: str, split: str) -> tuple[list[Path], list[
     totals: set[int] = set()
     for path in sorted(directory.iterdir()):
         rel = f"{folder}/{path.name}"
-        if path.name.startswith(".tmp-"):
+        if path.name.startswith(TMP_PREFIX):
             problems.append(Problem(rel, "leftover temporary shard of an unfinished write"))
             continue
         if path.suffix != ".parquet":
             continue
-        m = _SHARD_RE.match(path.name)
+        m = SHARD_NAME_RE.match(path.name)
         if not m or m["split"] != split:
             problems.append(Problem(rel, f"not a {split!r} shard name like {split}-00000-of-00001"))
             continue
@@ -279,14 +274,15 @@ def _check_answer(row: dict[str, Any], n: int) -> list[tuple[str, str]]:
     return out
 
 
-def _check_row(row: dict[str, Any], config: str) -> list[tuple[str, str]]:
-    """(column, what) problems of one row, clips not decoded."""
+def _check_row(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(column, what) problems of one clip-shard row, clips not decoded (text rows are
+    checked by comparing them with these)."""
     out: list[tuple[str, str]] = []
     n = row.get(NUM_CLIPS)
     if not isinstance(n, int) or not MIN_CLIPS <= n <= MAX_CLIPS:
         return [(NUM_CLIPS, f"{n!r} is not within {MIN_CLIPS}..{MAX_CLIPS}")]
     for col in (CLIPS, CAPTIONS, CLIP_DURATIONS):
-        if col in columns(config) and len(row.get(col) or []) != n:
+        if len(row.get(col) or []) != n:
             out.append((col, f"{len(row.get(col) or [])} entries for num_clips={n}"))
     durations = row.get(CLIP_DURATIONS) or []
     if len(durations) == n and not math.isclose(
@@ -352,7 +348,7 @@ def _check_clips(row: dict[str, Any], tolerance_frames: float, full: bool) -> li
 def _parse_table(text: str, header: tuple[str, ...]) -> list[tuple[str, ...]] | None:
     """Body rows of the first Markdown table with this header, or None if there is none."""
     lines = text.splitlines()
-    want = "| " + " | ".join(header) + " |"
+    want = markdown_table(header, ()).splitlines()[0]
     for i, line in enumerate(lines):
         if line.strip() == want:
             rows = []
@@ -364,9 +360,10 @@ def _parse_table(text: str, header: tuple[str, ...]) -> list[tuple[str, ...]] | 
     return None
 
 
-def _check_card(
-    root: Path, split: str, num_rows: int, stats_rows: list[tuple[str, ...]], byte_sizes: dict
-) -> list[Problem]:
+def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
+    """Compare the card with what the shards hold, computed by the very ``WriteResult``
+    methods and table formatting the card was rendered from."""
+    split, num_rows = shards.split, shards.num_rows
     path = root / "README.md"
     if not path.is_file():
         return [Problem("README.md", "missing: the configs are defined by the card's YAML")]
@@ -408,14 +405,16 @@ def _check_card(
                     f"shards hold {num_rows} rows",
                 )
             )
-        if info.get("num_bytes") != byte_sizes[config]:
+        num_bytes = shards.num_bytes(config)
+        if info.get("num_bytes") != num_bytes:
             problems.append(
                 Problem(
                     "README.md",
                     f"dataset_info {config}: num_bytes {info.get('num_bytes')} but the shards "
-                    f"hold {byte_sizes[config]}",
+                    f"hold {num_bytes}",
                 )
             )
+    stats_rows = table1_rows(compute_stats(shards.videos))
     table = _parse_table(card.text, TABLE1_HEADER)
     if table is None:
         problems.append(Problem("README.md", "no Table 1 (videos per number of clips)"))
@@ -457,16 +456,15 @@ def validate_report(
     videos: list[VideoStats] = []
     identity_p = 1.0  # probability that all orders seen so far are chronological by chance
     all_identity = True
-    byte_sizes = dict.fromkeys(CONFIGS, 0)
+    clip_infos: list[ShardInfo] = []
+    text_infos: list[ShardInfo] = []
     for path in clip_paths:
         rel = f"{CLIP_DATA_DIR}/{path.name}"
         pf = _open(rel, path, problems)
         if pf is None:
             continue
         problems += _check_schema(rel, pf, "video_text")
-        info = shard_info(path)
-        for config in ("video", "video_text"):
-            byte_sizes[config] += info.uncompressed_bytes(columns(config))
+        clip_infos.append(shard_info(path))
         for i, row in enumerate(_rows(pf)):
             vid = row.get(VIDEO_ID)
             if not vid or not isinstance(vid, str):
@@ -474,7 +472,7 @@ def validate_report(
                 continue
             if vid in seen:
                 problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
-            row_problems = _check_row(row, "video_text")
+            row_problems = _check_row(row)
             row_problems += _check_clips(row, tolerance_frames, full=not quick)
             problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
             seen[vid] = tuple(row.get(c) for c in text_cols)
@@ -483,17 +481,7 @@ def validate_report(
             order = (row.get(ANSWER) or {}).get("order") or []
             all_identity = all_identity and list(order) == list(range(1, n + 1))
             identity_p /= math.factorial(max(n, 0))
-            videos.append(
-                VideoStats(
-                    video_id=vid,
-                    task=row.get(TASK),
-                    domain=row.get(DOMAIN),
-                    recipe_type=row.get(RECIPE_TYPE),
-                    coin_subset=row.get(COIN_SUBSET),
-                    num_clips=n,
-                    duration=row.get(DURATION) or 0.0,
-                )
-            )
+            videos.append(VideoStats.from_row(row))
     report.videos = len(videos)
     if videos and all_identity and identity_p < UNSHUFFLED_P:
         problems.append(
@@ -512,7 +500,7 @@ def validate_report(
         if pf is None:
             continue
         problems += _check_schema(rel, pf, "text")
-        byte_sizes["text"] += shard_info(path).uncompressed_bytes(columns("text"))
+        text_infos.append(shard_info(path))
         for i, row in enumerate(_rows(pf)):
             vid = row.get(VIDEO_ID)
             if vid in in_text:
@@ -528,8 +516,14 @@ def validate_report(
     for vid in sorted(set(seen) - in_text):
         problems.append(Problem(TEXT_DATA_DIR, "video missing from the text shards", video_id=vid))
 
-    stats_rows = table1_rows(compute_stats(videos))
-    problems += _check_card(root, split, len(videos), stats_rows, byte_sizes)
+    shards = WriteResult(
+        out_dir=root,
+        split=split,
+        clip_shards=tuple(clip_infos),
+        text_shards=tuple(text_infos),
+        videos=tuple(videos),
+    )
+    problems += _check_card(root, shards)
     return report
 
 

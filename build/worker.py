@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cut, probe
-from .records import CutSettings, SkipVideo, VideoEntry
+from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
 from .workdir import WorkDir, work_key
 
 
@@ -24,7 +24,7 @@ class VideoTask:
     videos_dir: Path
     work_root: Path
     settings: CutSettings
-    tolerance: float = 1.0
+    tolerance: float = probe.COVERAGE_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -78,13 +78,15 @@ def thread_budget(workers: int, cores: int | None = None) -> int:
 
 def _portable(reason: str, task: VideoTask) -> str:
     """Reasons name files relative to the video folder: the report is published with the
-    build, must not reveal local paths, and must be the same on every machine."""
-    for folder in {str(task.videos_dir.resolve()), str(task.videos_dir)}:
+    build, must not reveal local paths, and must be the same on every machine. The longer
+    spelling goes first, so a relative folder never rewrites part of its absolute one."""
+    spellings = {str(task.videos_dir.resolve()), str(task.videos_dir)}
+    for folder in sorted(spellings, key=len, reverse=True):
         reason = reason.replace(folder + "/", "").replace(folder, "<videos>")
     return reason
 
 
-def _ok(video) -> Outcome:
+def _ok(video: CutVideo) -> Outcome:
     return Outcome(
         video.entry.video_id,
         True,

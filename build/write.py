@@ -76,7 +76,7 @@ MAX_SHARD_BYTES = 500_000_000  # push_to_hub's default max_shard_size
 MAX_ROW_GROUP_BYTES = 20_000_000  # of clips; see the module docstring for why not 100 MB
 ROWS_PER_ROW_GROUP = 4  # videos per clip row group (a few MB each at 448 px)
 TEXT_ROWS_PER_ROW_GROUP = 1_000  # text rows are a few hundred bytes
-_TMP_PREFIX = ".tmp-"
+TMP_PREFIX = ".tmp-"  # shards being written; `splice validate` reports any left behind
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,12 @@ class WriteResult:
     @property
     def num_clips(self) -> int:
         return sum(v.num_clips for v in self.videos)
+
+    @property
+    def has_shards(self) -> bool:
+        """False for a result projected from annotations (the repository's README), which
+        has statistics but no files to size or fingerprint."""
+        return bool(self.clip_shards or self.text_shards)
 
     def shards(self, config: str) -> tuple[ShardInfo, ...]:
         return self.text_shards if config == "text" else self.clip_shards
@@ -177,6 +183,16 @@ def video_row(video: ShuffledVideo) -> dict[str, Any]:
             "step_ids": [s.step_id for s in video.steps],
         },
     }
+
+
+def check_order(video_id: str, previous: str | None) -> None:
+    """Refuse a video that does not come strictly after ``previous``: every writer relies
+    on the pipeline's video-id order, which is part of the build's content."""
+    if previous is not None and video_id <= previous:
+        raise ValueError(
+            f"video {video_id}: videos must arrive sorted by video_id without duplicates "
+            f"(previous was {previous}); the shards' order is part of the build"
+        )
 
 
 def shard_info(path: Path) -> ShardInfo:
@@ -253,7 +269,7 @@ class _ShardSeries:
         self.rows_per_shard[-1] += table.num_rows
 
     def _open_shard(self) -> None:
-        path = self.folder / f"{_TMP_PREFIX}{self.split}-{len(self.tmp_paths):05d}.parquet"
+        path = self.folder / f"{TMP_PREFIX}{self.split}-{len(self.tmp_paths):05d}.parquet"
         self.writer = pq.ParquetWriter(
             path,
             self.schema,
@@ -313,11 +329,13 @@ class ShardWriter:
     max_row_group_bytes: int = MAX_ROW_GROUP_BYTES
     text_rows_per_row_group: int = TEXT_ROWS_PER_ROW_GROUP
     _videos: list[VideoStats] = field(default_factory=list, init=False, repr=False)
-    _last_id: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_shard_bytes <= 0 or self.rows_per_row_group <= 0:
-            raise ValueError("max_shard_bytes and rows_per_row_group must be positive")
+            raise ValueError(
+                f"max_shard_bytes ({self.max_shard_bytes}) and rows_per_row_group "
+                f"({self.rows_per_row_group}) must be positive"
+            )
         self.out_dir = Path(self.out_dir)
         clip_dir = self.out_dir / CLIP_DATA_DIR
         text_dir = self.out_dir / TEXT_DATA_DIR
@@ -342,27 +360,14 @@ class ShardWriter:
         self._text_columns = columns("text")
 
     def add(self, video: ShuffledVideo) -> VideoStats:
-        vid = video.entry.video_id
-        if self._last_id is not None and vid <= self._last_id:
-            raise ValueError(
-                f"video {vid}: videos must arrive sorted by video_id without duplicates "
-                f"(previous was {self._last_id}); the shards' order is part of the build"
-            )
+        """Queue one video's rows; its small stats record is all that stays in memory."""
+        check_order(video.entry.video_id, self._videos[-1].video_id if self._videos else None)
         row = video_row(video)
         clip_bytes = sum(len(c["bytes"]) for c in row[CLIPS])
         self._clips.add(row, clip_bytes + 1_000)
         self._text.add({c: row[c] for c in self._text_columns}, 1_000)
-        stats = VideoStats(
-            video_id=vid,
-            task=row[TASK],
-            domain=row[DOMAIN],
-            recipe_type=row[RECIPE_TYPE],
-            coin_subset=row[COIN_SUBSET],
-            num_clips=row[NUM_CLIPS],
-            duration=row[DURATION],
-        )
+        stats = VideoStats.from_row(row)
         self._videos.append(stats)
-        self._last_id = vid
         return stats
 
     def close(self) -> WriteResult:
@@ -415,7 +420,9 @@ __all__ = [
     "ROWS_PER_ROW_GROUP",
     "ShardInfo",
     "ShardWriter",
+    "TMP_PREFIX",
     "WriteResult",
+    "check_order",
     "shard_info",
     "video_row",
     "write_dataset",

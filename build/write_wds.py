@@ -30,7 +30,7 @@ from pathlib import Path
 import splice_dataset as schema
 
 from .records import ShuffledVideo
-from .write import MAX_SHARD_BYTES, video_row
+from .write import MAX_SHARD_BYTES, check_order, video_row
 
 _TAR_BLOCK = 512
 _MTIME = 0  # fixed: the tar bytes depend on the data only
@@ -65,7 +65,7 @@ def sample_members(video: ShuffledVideo) -> list[tuple[str, bytes]]:
     included; ``json["clips"][k - 1]`` is the field holding Video k.
     """
     key = sample_key(video.entry.video_id)
-    row = dict(video_row(video))
+    row = video_row(video)
     clips = row[schema.CLIPS]
     row[schema.CLIPS] = [clip_member_field(k) for k in range(1, len(clips) + 1)]
     text = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
@@ -133,13 +133,8 @@ def write_webdataset(
     previous: str | None = None
     try:
         for video in videos:
-            video_id = video.entry.video_id
-            if previous is not None and video_id <= previous:
-                raise ValueError(
-                    f"video {video_id}: videos must arrive sorted by video id without "
-                    f"repeats (came after {previous})"
-                )
-            previous = video_id
+            check_order(video.entry.video_id, previous)
+            previous = video.entry.video_id
             members = sample_members(video)
             size = sum(_member_size(data) for _, data in members)
             if tar is not None and shard_bytes + size > max_shard_bytes:

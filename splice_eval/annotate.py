@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import splice_dataset as schema
+from splice_metric import score
 
 from .predictions import Prediction, write_predictions
 
@@ -370,8 +371,6 @@ def agreement(answers: Iterable[HumanAnswer]) -> dict:
 
     The two answers of a video come from different modalities (by design), so agreement on
     orders mixes annotator and modality effects, as in the paper's cross-check."""
-    from splice_metric.splice_metric import score
-
     by_video: dict[str, list[HumanAnswer]] = {}
     for ans in answers:
         by_video.setdefault(ans.assignment.video_id, []).append(ans)

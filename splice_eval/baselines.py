@@ -24,6 +24,7 @@ parsed back with ``splice_metric.parse_order``, the project's one parser of answ
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 import splice_dataset as schema
+from splice_metric import PAPER_METRICS, parse_order, score
 
+from .builddata import iter_rows
 from .predictions import Prediction, write_predictions
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
@@ -46,18 +49,6 @@ CONFIGS_OF: dict[str, tuple[str, ...]] = {
 HIST_BINS = 8  # per RGB channel: 512-bin colour histograms
 FRAMES_PER_CLIP = 8  # sampled uniformly; the first and last samples are used
 HIST_MAX_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
-PRIOR_METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
-
-
-def format_answer(order: Sequence[int]) -> str:
-    """An order as the answer text the prompts ask models for."""
-    return "<order>" + ", ".join(f"Video {k}" for k in order) + "</order>"
-
-
-def parse(raw: str) -> list[int] | None:
-    from splice_metric.splice_metric import parse_order
-
-    return parse_order(raw)
 
 
 # --- the four answer rules ------------------------------------------------------------
@@ -166,22 +157,20 @@ def answer(name: str, row: Mapping, seed: int = 0) -> list[int]:
 
 def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> Iterator[Prediction]:
     """Predictions of a baseline for every video of a build's config."""
-    from .builddata import iter_rows
-
     if name not in NAMES:
         raise ValueError(f"unknown baseline {name!r}; expected one of {NAMES}")
     if config not in CONFIGS_OF[name]:
         raise ValueError(f"baseline {name!r} answers configs {CONFIGS_OF[name]}, not {config!r}")
     batch = 2 if name == "visual-similarity" else 256
     for row in iter_rows(build, config, _columns(name, config), batch_size=batch):
-        raw = format_answer(answer(name, row, seed))
+        raw = schema.answer_text(answer(name, row, seed))
         extra = {"seed": seed} if name == "random" else {}
         yield Prediction(
             video_id=row[schema.VIDEO_ID],
             config=config,
             model=name,
             raw_output=raw,
-            order=parse(raw),
+            order=parse_order(raw),
             extra=extra,
         )
 
@@ -214,9 +203,7 @@ def taxonomy_prior_on_coin(database: Mapping, seed: int = 0) -> list[PriorCase]:
             continue
         perm = shuffle.permutation(seed, e.video_id, n)  # label k shows chronological perm[k-1]
         captions = [e.steps[p].label for p in perm]
-        reference = [0] * n
-        for label_index, chrono in enumerate(perm):
-            reference[chrono] = label_index + 1
+        reference = list(shuffle.answer_order(perm))
         cases.append(
             PriorCase(e.video_id, e.task, n, reference, taxonomy_prior_order(e.task, captions))
         )
@@ -225,13 +212,11 @@ def taxonomy_prior_on_coin(database: Mapping, seed: int = 0) -> list[PriorCase]:
 
 def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
     """Mean binary/Hamming/LCS/edit overall and by clip count, from the metric."""
-    from splice_metric.splice_metric import score
-
     cases = list(cases)
     result = score([c.prediction for c in cases], [c.reference for c in cases])
     cells = {"all": result, **{str(n): cell for n, cell in result["by_num_clips"].items()}}
     return {
-        key: {"videos": cell["count"], **{m: cell[m] for m in PRIOR_METRICS}}
+        key: {"videos": cell["count"], **{m: cell[m] for m in PAPER_METRICS}}
         for key, cell in cells.items()
     }
 
@@ -267,8 +252,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_coin(args: argparse.Namespace) -> int:
-    import json
-
     if args.name != "taxonomy-prior":
         print("splice baseline: --coin works with taxonomy-prior only")
         return 2
@@ -281,7 +264,7 @@ def _run_coin(args: argparse.Namespace) -> int:
                 c.video_id,
                 "text",
                 "taxonomy-prior",
-                format_answer(c.prediction),
+                schema.answer_text(c.prediction),
                 c.prediction,
                 {"reference": c.reference, "task": c.task, "source": args.coin.name},
             )
@@ -296,6 +279,6 @@ def markdown_prior_table(scores: Mapping[str, Mapping[str, float]]) -> str:
     lines = ["| clips | videos | binary | Hamming | LCS | edit |", "|---|---|---|---|---|---|"]
     for key, s in scores.items():
         lines.append(
-            f"| {key} | {s['videos']} | " + " | ".join(f"{s[m]:.4f}" for m in PRIOR_METRICS) + " |"
+            f"| {key} | {s['videos']} | " + " | ".join(f"{s[m]:.4f}" for m in PAPER_METRICS) + " |"
         )
     return "\n".join(lines)

@@ -28,7 +28,12 @@ def iter_rows(
     if unknown:
         raise ValueError(f"config {config!r} has no column(s) {unknown}")
     for path in schema.shard_files(build, config).get(schema.SPLIT, []):
-        for batch in pq.ParquetFile(path).iter_batches(columns=wanted, batch_size=batch_size):
+        shard = pq.ParquetFile(path)
+        # pyarrow skips a requested column the file lacks: the rows would just miss the key
+        missing = [c for c in wanted if c not in shard.schema_arrow.names]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+        for batch in shard.iter_batches(columns=wanted, batch_size=batch_size):
             yield from batch.to_pylist()
 
 
@@ -45,11 +50,17 @@ class VideoMeta:
 
 
 def read_meta(build: str | Path) -> dict[str, VideoMeta]:
-    """Metadata and reference order of every video, from the small text shards."""
+    """Metadata and reference order of every video, from the small text shards (in shard
+    order). A repeated video or one without an answer order would be scored wrongly by
+    every caller, so both raise naming the build and the video."""
     cols = [schema.VIDEO_ID, schema.TASK, schema.DOMAIN, schema.NUM_CLIPS, schema.DURATION]
     out: dict[str, VideoMeta] = {}
     for row in iter_rows(build, "text", [*cols, schema.ANSWER]):
         vid = row[schema.VIDEO_ID]
+        if vid in out:
+            raise ValueError(f"{build}: video {vid!r} appears twice in the text shards")
+        if not (row[schema.ANSWER] or {}).get("order"):
+            raise ValueError(f"{build}: video {vid!r} has no {schema.ANSWER}.order")
         out[vid] = VideoMeta(
             video_id=vid,
             task=row[schema.TASK],

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import io
 import textwrap
-from fractions import Fraction
 from pathlib import Path
 
 import av
 import numpy as np
 
 from splice_build.cut import X264_REPRODUCIBLE
+from splice_build.frames import FALLBACK_RATE
+from splice_build.standin import GLYPHS, text_mask
 
 MARGIN = 4  # pixels around the caption text
-GLYPH_W, GLYPH_H = 6, 8  # the 5x7 font's cell, with one pixel of spacing each way
+# A character's cell: the stand-in font's glyph with one pixel of spacing each way.
+GLYPH_H, GLYPH_W = (side + 1 for side in GLYPHS["?"].shape)
 
 
 def caption_band(caption: str, width: int) -> np.ndarray:
@@ -30,8 +32,6 @@ def caption_band(caption: str, width: int) -> np.ndarray:
 
     Uses the stand-in renderer's 5x7 bitmap font (upper case), scaled x2 when the frame
     is wide enough for about 25 characters a line."""
-    from splice_build.standin import text_mask
-
     scale = 2 if width >= 2 * GLYPH_W * 25 + 2 * MARGIN else 1
     per_line = max(4, (width - 2 * MARGIN) // (GLYPH_W * scale))
     lines = textwrap.wrap(" ".join(caption.split()), per_line) or [""]
@@ -53,7 +53,7 @@ def burn_caption(clip: bytes, caption: str, out: str | Path, crf: int = 23) -> P
         if not src.streams.video:
             raise ValueError(f"{out.name}: clip has no video stream")
         stream = src.streams.video[0]
-        rate = stream.average_rate or stream.guessed_rate or Fraction(25)
+        rate = stream.average_rate or stream.guessed_rate or FALLBACK_RATE
         width = stream.codec_context.width
         width += width % 2
         band = caption_band(caption, width)

@@ -31,15 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
+from splice_build.stats import BIN_LABELS, duration_bin
+from splice_metric import PAPER_METRICS, random_baseline, score
+
+from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .predictions import read_predictions
 
-# The metric's names of the paper's four metrics (Table 5's columns).
-METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
-METRIC_TITLES = dict(zip(METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
+METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
 RANDOM_ROW = "Random (exact)"
-HUMAN_MODEL = "human"
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
 CONFIDENCE = 0.95
 
@@ -94,8 +95,6 @@ def load_runs(paths: Sequence[str | Path], meta: dict[str, VideoMeta]) -> list[R
 def score_run(run: Run, keys: Sequence[str] | None = None, mask: np.ndarray | None = None) -> dict:
     """The metric's result (with 95% intervals and the exact random expectation) for a run,
     optionally broken down by one key per video and restricted to a subset of videos."""
-    from splice_metric.splice_metric import score
-
     idx = range(len(run.videos)) if mask is None else np.flatnonzero(mask)
     return score(
         [run.orders[i] for i in idx],
@@ -109,12 +108,10 @@ def score_run(run: Run, keys: Sequence[str] | None = None, mask: np.ndarray | No
 
 def random_expectation(num_clips: Sequence[int]) -> dict[str, float]:
     """The metric's exact expected scores of uniformly random orders for these clip counts."""
-    from splice_metric.splice_metric import random_baseline
-
     if not len(num_clips):
-        return {m: math.nan for m in METRICS}
+        return {m: math.nan for m in PAPER_METRICS}
     result = random_baseline(num_clips)
-    return {m: result[m] for m in METRICS}
+    return {m: result[m] for m in PAPER_METRICS}
 
 
 def adjacency(run: Run) -> dict[str, float]:
@@ -166,15 +163,12 @@ def _rows(result: dict, breakdown: str, order: Sequence) -> list[dict]:
 
 
 def duration_key(duration: float) -> str:
-    from splice_build.stats import BIN_LABELS, duration_bin
-
+    """A video's duration bin, labelled as Table 6 (and the card's statistics) label it."""
     return BIN_LABELS[duration_bin(duration)]
 
 
 def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
     """All numbers of the report as plain data (also written as report.json)."""
-    from splice_build.stats import BIN_LABELS
-
     videos = [meta[v] for v in sorted(meta)]
     counts = [v.num_clips for v in videos]
     clip_keys = sorted(set(counts))
@@ -216,7 +210,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 "invalid": run.invalid,
                 "extra_videos": len(run.extra_videos),
                 "overall": {
-                    m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in METRICS
+                    m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
                 },
                 "by_clips": _rows(overall, "by_num_clips", clip_keys),
                 "by_domain": _rows(by_domain, "by_group", domains),
@@ -292,9 +286,9 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
             f"| {r['extra_videos']} |"
         )
     out += ["", "## Binary and Hamming accuracy (layout of Table 2)", ""]
-    out += _metric_table(report, METRICS[:2])
+    out += _metric_table(report, PAPER_METRICS[:2])
     out += ["", "## All metrics (layout of Table 5)", ""]
-    out += _metric_table(report, METRICS)
+    out += _metric_table(report, PAPER_METRICS)
 
     out += ["", "## Binary accuracy by number of clips (Fig. 2, Fig. 7)", ""]
     clip_keys = list(report["random_by_clips"])

@@ -37,6 +37,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+import splice_dataset as schema
+import splice_metric
 from splice_eval.predictions import Prediction, iter_predictions, write_predictions
 
 log = logging.getLogger("splice.run")
@@ -321,8 +323,6 @@ def run_jobs(
     Answers are appended to ``out`` as they complete (so a crash loses only requests in
     flight); at the end the file is rewritten with one line per video, in job order.
     """
-    from splice_metric import parse_order
-
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -338,7 +338,7 @@ def run_jobs(
             result = CallResult(None, None, 0, f"could not build the request: {exc}")
         else:
             result = caller(messages)
-        parsed = parse_order(result.raw_output) if result.raw_output is not None else None
+        parsed = splice_metric.parse_order(result.raw_output)
         extra: dict[str, Any] = {"usage": result.usage, "attempts": result.attempts}
         if result.error:
             extra["error"] = result.error
@@ -412,8 +412,6 @@ def iter_jobs(
     The answer column stays here: only ``build_prompt`` (which reads model-facing columns)
     sees the row on the way to the model.
     """
-    import splice_dataset as schema
-
     for index, row in enumerate(rows):
         if settings.limit is not None and index >= settings.limit:
             return
@@ -427,8 +425,6 @@ def iter_jobs(
 
 def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
     def build() -> list[dict[str, Any]]:
-        import splice_dataset as schema
-
         prompt = schema.build_prompt(row, settings.config)
         return schema.to_chat_messages(
             prompt, clips_as=settings.clips_as, frames=settings.frames.kwargs()
@@ -440,8 +436,6 @@ def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[],
 def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
     """Rows of a built folder or Hub id, streamed, clips undecoded (the runner only needs
     their bytes: it sends them as they are or samples frames with PyAV)."""
-    import splice_dataset as schema
-
     return schema.load(config, source=data, streaming=True, decode=False)
 
 
@@ -451,8 +445,6 @@ def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
 def score(predictions: list[Prediction], references: dict[str, list[int]]) -> dict[str, Any]:
     """The metric over the rows of this run that have a reference; a row without an
     answer (error) or with an unparseable one counts as an invalid prediction."""
-    import splice_metric
-
     scored = [p for p in predictions if p.video_id in references]
     if not scored:
         return {}
@@ -469,7 +461,7 @@ def score(predictions: list[Prediction], references: dict[str, list[int]]) -> di
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", required=True, help="base URL, e.g. http://host:8000/v1")
     parser.add_argument("--model", required=True, help="model name the endpoint serves")
-    parser.add_argument("--config", required=True, choices=("video", "video_text", "text"))
+    parser.add_argument("--config", required=True, choices=schema.CONFIGS)
     parser.add_argument("--data", required=True, help="a built SPLICE folder or a Hub dataset id")
     parser.add_argument(
         "--frames",

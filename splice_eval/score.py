@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 import splice_dataset as sd
+from splice_eval.builddata import read_meta
 from splice_eval.predictions import read_predictions
 from splice_metric import METRICS
 from splice_metric import score as score_orders
 
-# Table columns: metric name -> header.
+# Table column headers by metric name (the columns follow METRICS' order).
 _COLUMNS = {
     "binary_accuracy": "binary",
     "hamming_accuracy": "hamming",
@@ -59,36 +58,24 @@ class Run:
 
 
 def read_answers(build_dir: str | Path) -> Answers:
-    """Answers from ``<build>/text/test-*.parquet`` (the text config's shards)."""
-    build_dir = Path(build_dir)
-    shards = sorted(build_dir.glob(sd.data_files_pattern("text")))
-    if not shards:
+    """Answers from the build's text shards, read by `builddata.read_meta` (which also
+    refuses a repeated video or one without an answer order)."""
+    try:
+        meta = read_meta(build_dir)
+    except FileNotFoundError:
         raise ValueError(
             f"{build_dir}: no text shards matching {sd.data_files_pattern('text')} "
             "(is this a SPLICE build folder?)"
-        )
-    wanted = [sd.VIDEO_ID, sd.NUM_CLIPS, sd.DOMAIN, sd.TASK, sd.ANSWER]
-    rows: list[dict[str, Any]] = []
-    for shard in shards:
-        table = pq.read_table(shard)
-        missing = [c for c in wanted if c not in table.column_names]
-        if missing:
-            raise ValueError(f"{shard}: missing column(s) {', '.join(missing)}")
-        rows.extend(table.select(wanted).to_pylist())
-    rows.sort(key=lambda r: r[sd.VIDEO_ID])
-    seen: set[str] = set()
-    for row in rows:
-        vid = row[sd.VIDEO_ID]
-        if vid in seen:
-            raise ValueError(f"{build_dir}: video {vid!r} appears twice in the text shards")
-        seen.add(vid)
-        answer = row[sd.ANSWER]
-        if not answer or not answer.get("order"):
-            raise ValueError(f"{build_dir}: video {vid!r} has no {sd.ANSWER}.order")
+        ) from None
+    videos = [meta[v] for v in sorted(meta)]
     return Answers(
-        video_ids=[r[sd.VIDEO_ID] for r in rows],
-        orders=[list(r[sd.ANSWER]["order"]) for r in rows],
-        columns={c: [r[c] for r in rows] for c in (sd.NUM_CLIPS, sd.DOMAIN, sd.TASK)},
+        video_ids=[v.video_id for v in videos],
+        orders=[list(v.order) for v in videos],
+        columns={
+            sd.NUM_CLIPS: [v.num_clips for v in videos],
+            sd.DOMAIN: [v.domain for v in videos],
+            sd.TASK: [v.task for v in videos],
+        },
     )
 
 
@@ -158,7 +145,7 @@ def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A fixed-width table: one row per cell, count + every metric (+ CI of binary)."""
     with_ci = any("confidence_intervals" in cell for _, cell in rows)
     width = max([len(title)] + [len(name) for name, _ in rows])
-    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{h:>8}" for h in _COLUMNS.values())
+    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{_COLUMNS[m]:>8}" for m in METRICS)
     if with_ci:
         header += "  binary CI"
     lines = [header, "-" * len(header)]

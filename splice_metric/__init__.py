@@ -4,6 +4,7 @@
 from splice_metric.splice_metric import (
     BASELINE_SAMPLES,
     METRICS,
+    PAPER_METRICS,
     TABLE_MAX_N,
     SpliceMetric,
     expected_random,
@@ -15,6 +16,7 @@ from splice_metric.splice_metric import (
 __all__ = [
     "BASELINE_SAMPLES",
     "METRICS",
+    "PAPER_METRICS",
     "TABLE_MAX_N",
     "SpliceMetric",
     "expected_random",

@@ -131,6 +131,9 @@ METRICS: tuple[str, ...] = (
     "pairwise_accuracy",
     "invalid_rate",
 )
+# The paper's own four (Section 5.1, Tables 2 and 5), which METRICS lists first; the rest
+# are this metric's additions.
+PAPER_METRICS: tuple[str, ...] = METRICS[:4]
 # Largest n whose n! permutations are enumerated: for the lookup tables of `score` and for
 # the exact random baseline (8! = 40,320 rows). Beyond it see `expected_random`.
 TABLE_MAX_N = 8

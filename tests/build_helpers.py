@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 from splice_build.demo import demo_annotations_path
 from splice_build.pipeline import BuildConfig
+from splice_build.workdir import CUT_RECORD
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
@@ -18,8 +22,13 @@ def tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
+def demo_database() -> dict[str, Any]:
+    """The bundled demo annotations' ``database`` (video id -> raw COIN entry)."""
+    return json.loads(demo_annotations_path().read_text("utf-8"))["database"]
+
+
 def subset_annotations(tmp: Path, ids: list[str], name: str = "coin.json") -> Path:
-    full = json.loads(demo_annotations_path().read_text("utf-8"))["database"]
+    full = demo_database()
     path = tmp / name
     path.write_text(json.dumps({"database": {i: full[i] for i in ids}}), "utf-8")
     return path
@@ -29,3 +38,19 @@ def config(annotations: Path, sources: Path, out: Path, **kw) -> BuildConfig:
     return BuildConfig(
         annotations=annotations, videos=sources, out=out, progress=False, workers=1, **kw
     )
+
+
+def committed(work: Path) -> list[Path]:
+    """The video folders a build has committed to its work folder."""
+    return [p for p in (work / "videos").glob("[!.]*") if (p / CUT_RECORD).exists()]
+
+
+def wait_for_first_commit(proc: subprocess.Popen, work: Path, timeout: float = 300) -> None:
+    """Wait until a build running in ``proc`` has committed one video, so that a test can
+    kill it half-way; fails if the build ends first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (work / "videos").is_dir() and committed(work):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be killed"

@@ -45,7 +45,7 @@ def test_random_order_is_uniform_enough():
 
 def test_identity_and_answer_text_roundtrip():
     assert baselines.identity_order(4) == [1, 2, 3, 4]
-    text = baselines.format_answer([3, 1, 2])
+    text = schema.answer_text([3, 1, 2])
     assert text == "<order>Video 3, Video 1, Video 2</order>"
     assert parse_order(text) == [3, 1, 2]
 

@@ -1,9 +1,9 @@
 """`sample_frames`: exactly which frames, at which size, from every accepted input form.
 
-The generated clips carry their frame index in a row of black/white blocks (one bit per
-block, big enough to survive H.264), so a test can read back which frame it got. They are
-encoded with B-frames and a short keyframe interval so that both frame reordering and the
-keyframe-skipping path are exercised.
+The generated clips carry their frame index as black/white bars (``tests.videos``, which
+survive H.264 and downscaling), so a test can read back which frame it got. They are
+encoded with B-frames and a fixed short keyframe interval so that both frame reordering
+and the keyframe-skipping path are exercised.
 """
 
 from __future__ import annotations
@@ -17,33 +17,12 @@ import numpy as np
 import pytest
 
 import splice_dataset as sd
-
-BLOCK = 16
-BITS = 8
+from tests import videos
 
 
-def index_frame(index: int, width: int, height: int) -> np.ndarray:
-    """An RGB frame whose top band shows ``index`` in binary, one BLOCK-wide bit each."""
-    img = np.full((height, width, 3), 96, np.uint8)
-    for bit in range(BITS):
-        value = 255 if (index >> bit) & 1 else 0
-        img[:BLOCK, bit * BLOCK : (bit + 1) * BLOCK] = value
-    # Something that moves, so the encoder does not see a still image.
-    img[BLOCK + 4 :, :, 1] = (np.arange(width)[None, :] + 7 * index) % 256
-    return img
-
-
-def read_index(img: np.ndarray, orig_width: int = 160, orig_height: int = 96) -> int:
-    """Inverse of `index_frame`, also on a frame scaled down from orig_width x orig_height."""
-    height, width = img.shape[:2]
-    band = img[: max(1, height * BLOCK // orig_height - 1)]
-    bw = width * BLOCK / orig_width
-    out = 0
-    for bit in range(BITS):
-        x0, x1 = int(bit * bw + bw / 4), int((bit + 1) * bw - bw / 4)
-        if band[:, x0:x1].mean() > 128:
-            out |= 1 << bit
-    return out
+def read_index(img: np.ndarray) -> int:
+    """The index `videos.index_image` drew, read from an RGB array as sample_frames gives."""
+    return videos.read_index(av.VideoFrame.from_ndarray(img, format="rgb24"))
 
 
 def encode_index_clip(
@@ -62,7 +41,8 @@ def encode_index_clip(
             "crf": "18",
         }
         for i in range(num_frames):
-            frame = av.VideoFrame.from_ndarray(index_frame(i, width, height), format="rgb24")
+            image = videos.index_image(i, width, height)
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
             for packet in stream.encode(frame):
                 out.mux(packet)
         for packet in stream.encode(None):

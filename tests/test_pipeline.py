@@ -3,13 +3,11 @@ resumable after SIGKILL, and skipping broken videos with their reason."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import datasets
@@ -17,15 +15,22 @@ import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as schema
-from splice_build.demo import demo_annotations_path
 from splice_build.pipeline import run_build
-from splice_build.report import load_report
-from tests.build_helpers import config, subset_annotations, tree_digest
+from splice_build.report import REPORT_JSON, REPORT_TXT, load_report
+from splice_build.workdir import CUT_RECORD
+from tests.build_helpers import (
+    committed,
+    config,
+    demo_database,
+    subset_annotations,
+    tree_digest,
+    wait_for_first_commit,
+)
 
 
 def test_demo_build_has_every_entry_in_report(demo_build: Path) -> None:
     report = load_report(demo_build)
-    bundled = json.loads(demo_annotations_path().read_text("utf-8"))["database"]
+    bundled = demo_database()
     assert sorted(v["video_id"] for v in report["videos"]) == sorted(bundled)
     included = [v for v in report["videos"] if v["status"] == "included"]
     assert len(included) == len(bundled)  # every bundled entry is a 2..7-step video
@@ -72,22 +77,16 @@ def test_same_seed_builds_identical_and_resume_after_sigkill(
         "--workers", "1", "--no-progress", "--no-validate",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    videos = work / "videos"
-    while time.monotonic() < deadline and proc.poll() is None:
-        if videos.is_dir() and any((p / "cut.json").exists() for p in videos.glob("[!.]*")):
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the build finished before it could be killed"
+    wait_for_first_commit(proc, work)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    committed = [p for p in videos.glob("[!.]*") if (p / "cut.json").exists()]
-    assert 1 <= len(committed) < 4
+    done = committed(work)
+    assert 1 <= len(done) < 4
     assert not out.exists()
-    mtimes = {p.name: (p / "cut.json").stat().st_mtime_ns for p in committed}
+    mtimes = {p.name: (p / CUT_RECORD).stat().st_mtime_ns for p in done}
     resumed = run_build(config(annotations, sources, out, work=work)).out
     # Finished videos were kept, not redone; the result equals the straight build.
-    assert {p.name: (p / "cut.json").stat().st_mtime_ns for p in committed} == mtimes
+    assert {p.name: (p / CUT_RECORD).stat().st_mtime_ns for p in done} == mtimes
     assert tree_digest(resumed) == tree_digest(straight)
 
 
@@ -128,12 +127,12 @@ def test_broken_sources_are_skipped_with_reason(
         assert status[vid].stage in ("probe", "cut")
         assert status[vid].reason
     assert status[missing].reason.startswith(f"no source video {missing}.*")
-    report_text = (result.out / "build_report.json").read_text("utf-8")
+    report_text = (result.out / REPORT_JSON).read_text("utf-8")
     assert str(tmp_path) not in report_text  # no local paths in what gets published
     assert result.problems == []
     rows = pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
     assert [r[schema.VIDEO_ID] for r in rows] == [good]
-    summary = (result.out / "build_report.txt").read_text("utf-8")
+    summary = (result.out / REPORT_TXT).read_text("utf-8")
     assert "skipped: 4" in summary
 
 

@@ -225,6 +225,10 @@ def test_good_card_passes(tmp_path: Path) -> None:
         (GOOD_CARD.replace("  default: true\n", ""), "exactly one config must be the default"),
         (GOOD_CARD.replace("config_name: text", "config_name: video_text"), "declared 2 times"),
         (GOOD_CARD.replace("- config_name: text", "- data_files: x"), "configs[1] has no"),
+        (
+            GOOD_CARD.replace("- split: test\n    path: text/", "- path: text/"),
+            "config 'text': Invalid format for data_files entry",
+        ),
     ],
 )
 def test_broken_cards_are_refused(tmp_path: Path, card: str, expected: str) -> None:

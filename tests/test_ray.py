@@ -8,14 +8,19 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import ray  # the optional extra splice-benchmark[ray]; the test extra installs it
 
 from splice_build.pipeline import run_build
-from tests.build_helpers import config, subset_annotations, tree_digest
+from tests.build_helpers import (
+    committed,
+    config,
+    subset_annotations,
+    tree_digest,
+    wait_for_first_commit,
+)
 
 
 @pytest.fixture(scope="module")
@@ -62,16 +67,9 @@ def test_ray_build_resumes_after_driver_is_killed(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
         start_new_session=True,
     )  # fmt: skip
-    videos = work / "videos"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if videos.is_dir() and any((p / "cut.json").exists() for p in videos.glob("[!.]*")):
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the build finished before its driver could be killed"
+    wait_for_first_commit(proc, work)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
     proc.wait()
-    committed = [p.name for p in videos.glob("[!.]*") if (p / "cut.json").exists()]
-    assert 1 <= len(committed) < 4 and not out.exists()
+    assert 1 <= len(committed(work)) < 4 and not out.exists()
     resumed = run_build(config(annotations, sources, out, work=work, executor="ray")).out
     assert tree_digest(resumed) == tree_digest(straight)

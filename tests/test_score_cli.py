@@ -139,3 +139,26 @@ def test_empty_prediction_file_is_an_error(
     empty.write_text("")
     assert main(["score", str(empty), "--data", str(build_dir)]) == 2
     assert "empty.jsonl: no predictions" in capsys.readouterr().err
+
+
+def test_duplicate_video_in_the_build_is_an_error(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shard = build_dir / sd.TEXT_DATA_DIR / sd.shard_name(sd.SPLIT, 1, 2)
+    table = pa.Table.from_pylist(
+        [_row("vid_a", *VIDEOS["vid_a"])], schema=sd.features("text").arrow_schema
+    )
+    pq.write_table(pa.concat_tables([pq.read_table(shard), table]), shard)
+    preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
+    assert main(["score", str(preds), "--data", str(build_dir)]) == 2
+    assert "video 'vid_a' appears twice in the text shards" in capsys.readouterr().err
+
+
+def test_shard_without_a_needed_column_is_an_error_naming_it(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shard = build_dir / sd.TEXT_DATA_DIR / sd.shard_name(sd.SPLIT, 1, 2)
+    pq.write_table(pq.read_table(shard).drop_columns([sd.DOMAIN]), shard)
+    preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
+    assert main(["score", str(preds), "--data", str(build_dir)]) == 2
+    assert f"{shard}: missing column(s) {sd.DOMAIN}" in capsys.readouterr().err

@@ -4,6 +4,7 @@ frame says STAND-IN, and probe + cut accept them."""
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 
 import av
@@ -29,7 +30,7 @@ def coin_entry(coin_json_path: Path) -> VideoEntry:
         if 4 <= e.num_steps <= 7
         and e.duration < 90
         and e.steps[0].start >= 2
-        and all(b.start - a.end >= 1 for a, b in zip(e.steps, e.steps[1:], strict=False))
+        and all(b.start - a.end >= 1 for a, b in pairwise(e.steps))
     )
 
 

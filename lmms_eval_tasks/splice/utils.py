@@ -99,7 +99,7 @@ def doc_to_messages(
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The ideal answer in the prompt's format (for logs; scoring uses the label order)."""
     order = doc[schema.ANSWER]["order"]
-    return "<order>" + ", ".join(schema.clip_label(k) for k in order) + "</order>"
+    return schema.answer_text(order)
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
