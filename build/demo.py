@@ -115,6 +115,7 @@ def _walkthrough(row: dict[str, Any]) -> str:
         f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),
         "Prompt (video_text config, clips attached as Video 1..n):",
         "  " + prompt.text.replace("\n", "\n  ")[:1200],
+        *(f"  [{c.heading}] <clip {c.number}>" for c in prompt.clips),
         f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",
     ]
     return "\n".join(lines)
