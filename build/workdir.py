@@ -69,11 +69,14 @@ class WorkDir:
             data = json.loads((folder / CUT_RECORD).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if key is not None and data.get("key") != key:
+        if not isinstance(data, dict) or (key is not None and data.get("key") != key):
             return None
-        for clip in data["clips"]:
-            clip["path"] = str(folder / clip["path"])
-        video = cut_video_from_json(data)
+        try:  # a record of another shape (hand-edited, older layout) is redone, not trusted
+            for clip in data["clips"]:
+                clip["path"] = str(folder / clip["path"])
+            video = cut_video_from_json(data)
+        except (KeyError, TypeError):
+            return None
         if not all(c.path.is_file() for c in video.clips):
             return None
         return video

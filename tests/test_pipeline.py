@@ -151,3 +151,14 @@ def test_rebuild_into_the_same_folder_never_loads_stale_rows(
         assert [r[schema.ANSWER] for r in ds] == [r[schema.ANSWER] for r in truth]
         answers.append([r[schema.ANSWER]["order"] for r in truth])
     assert answers[0] != answers[1]  # the seeds shuffle differently, so the check had teeth
+
+
+def test_unusable_work_records_are_redone_not_trusted(tmp_path: Path) -> None:
+    from splice_build.workdir import CUT_RECORD, WorkDir
+
+    work = WorkDir(tmp_path / "work")
+    folder = work.video_dir("abc")
+    folder.mkdir(parents=True)
+    for text in ("{not json", "[1, 2]", '{"key": "k"}', '{"key": "k", "clips": [{"path": 3}]}'):
+        (folder / CUT_RECORD).write_text(text, "utf-8")
+        assert work.load("abc") is None, text
