@@ -1,0 +1,337 @@
+"""The dataset card (stage 7): README.md with the YAML header the Hub and ``load_dataset`` read.
+
+The YAML is assembled with ``datasets``' and ``huggingface_hub``'s own serialisers
+(``MetadataConfigs`` for ``configs:``, ``DatasetInfosDict`` for ``dataset_info:``,
+``DatasetCardData`` for the rest), so it is exactly what ``push_to_hub`` would write, minus
+its bugs with default configs. The body comes from ``templates/card.md``; the repository's
+own README.md is rendered from the same template with another ``title``, ``intro`` and
+``extra_sections`` (and ``front_matter=False`` if GitHub should not show the YAML).
+
+Tables are produced by ``table1_rows`` / ``table6_rows`` so that ``validate`` can check a
+card's Table 1 against the shards with the very same formatting.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from datasets import DatasetInfo, SplitDict, SplitInfo
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCardData
+
+from splice_build.stats import BIN_LABELS, BuildStats, compute_stats
+from splice_build.write import WriteResult
+from splice_dataset import (
+    CLIP_DATA_DIR,
+    CONFIGS,
+    DEFAULT_CONFIG,
+    TEXT_DATA_DIR,
+    columns,
+    data_files_pattern,
+    features,
+)
+
+DEFAULT_TITLE = "SPLICE: order the shuffled event clips of COIN instructional videos"
+DEFAULT_INTRO = (
+    "SPLICE (Ballout, Okajevo et al., 2025) probes event-based visual reasoning: each row is "
+    "one COIN instructional video cut into one clip per annotated step (2 to 7), shuffled "
+    'and labelled "Video 1" .. "Video n"; a model must put the clips back in chronological '
+    "order. This folder was produced by the open SPLICE build pipeline from COIN's "
+    "annotations and local copies of the videos."
+)
+LICENSE = "cc-by-nc-4.0"
+TASK_CATEGORIES = ["video-text-to-text"]
+TAGS = ["video", "event-ordering", "temporal-reasoning", "coin", "benchmark", "splice"]
+TABLE1_HEADER = ("# of Clips", "# of Videos", "Average Duration (s)")
+TABLE6_HEADER = ("Segments", "Videos", "Clips", "Mean Time (s)", "Std Dev", *BIN_LABELS)
+_CONFIG_BLURB = {
+    "video": "the clips only",
+    "video_text": "the clips and their step captions",
+    "text": "the step captions only (no video)",
+}
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("splice-benchmark")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _software_versions() -> dict[str, str]:
+    """Libraries whose version changes the bytes of a build (encoder, Parquet writer)."""
+    out = {}
+    for dist in ("av", "pyarrow", "datasets"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a build came from: enough to rebuild it byte for byte."""
+
+    annotations_file: str  # file name only: paths would make two machines' cards differ
+    annotations_sha256: str
+    seed: int
+    cut_settings: dict[str, Any]
+    subset_size: int | None = None
+    curation_file: str | None = None
+    videos_in_annotations: int = 0
+    videos_included: int = 0
+    videos_skipped: int = 0
+    stand_in: bool = False  # a demo whose source videos are rendered stand-ins, not COIN's
+    limit: int | None = None
+    skipped_by_stage: dict[str, int] = field(default_factory=dict)
+    curation_sha256: str | None = None
+    version: str = field(default_factory=_package_version)
+    software: dict[str, str] = field(default_factory=_software_versions)
+
+
+def _size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M"
+
+
+def card_data(written: WriteResult, provenance: Provenance | None = None) -> DatasetCardData:
+    """The YAML header: configs (with per-config columns), dataset_info, licence, tags."""
+    data = DatasetCardData(
+        license=LICENSE,
+        language="en",
+        pretty_name="SPLICE",
+        task_categories=TASK_CATEGORIES,
+        tags=TAGS + (["stand-in-videos"] if provenance and provenance.stand_in else []),
+        size_categories=_size_category(written.num_rows),
+        source_datasets=["COIN"],
+    )
+    # `load_dataset` keys its cache of a local folder on this YAML alone (not on the files),
+    # so a rebuild with another seed would silently load the old rows: the shards'
+    # fingerprint in each config's description gives every build its own cache.
+    fingerprint = written.fingerprint() if written.has_shards else ""
+    configs = {}
+    for config in CONFIGS:
+        entry: dict[str, Any] = {
+            "data_files": [
+                {"split": written.split, "path": data_files_pattern(config, written.split)}
+            ]
+        }
+        if config != "text":  # the video configs share the clip shards
+            entry["columns"] = list(columns(config))
+        if config == DEFAULT_CONFIG:
+            entry["default"] = True
+        if fingerprint:
+            entry["description"] = f"SPLICE {config} config, shards sha256 {fingerprint[:16]}"
+        configs[config] = entry
+    MetadataConfigs(configs).to_dataset_card_data(data)
+    # A card without shards (the repository's README, projected from annotations) states
+    # no sizes rather than wrong ones.
+    if written.has_shards:
+        infos = {}
+        for config in CONFIGS:
+            num_bytes = written.num_bytes(config)
+            infos[config] = DatasetInfo(
+                features=features(config),
+                splits=SplitDict(
+                    {
+                        written.split: SplitInfo(
+                            name=written.split, num_bytes=num_bytes, num_examples=written.num_rows
+                        )
+                    }
+                ),
+                download_size=written.download_size(config),
+                dataset_size=num_bytes,
+            )
+        DatasetInfosDict(infos).to_dataset_card_data(data)
+    if provenance is not None:
+        data["splice_build"] = {
+            "version": provenance.version,
+            "seed": provenance.seed,
+            "annotations_sha256": provenance.annotations_sha256,
+            "stand_in": provenance.stand_in,
+            "videos": written.num_rows,
+            "clips": written.num_clips,
+        }
+    return data
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def table1_rows(stats: BuildStats) -> list[tuple[str, ...]]:
+    """Table 1's body as the card prints it (also what ``validate`` compares against)."""
+    return [(str(r.num_clips), str(r.videos), _fmt(r.mean_duration)) for r in stats.rows]
+
+
+def table6_rows(stats: BuildStats) -> list[tuple[str, ...]]:
+    rows = [
+        (
+            str(r.num_clips),
+            str(r.videos),
+            str(r.clips),
+            _fmt(r.mean_duration),
+            _fmt(r.std_duration),
+            *(str(b) for b in r.bins),
+        )
+        for r in stats.rows
+    ]
+    rows.append(
+        ("**all**", str(stats.videos), str(stats.clips), "", "", *map(str, stats.bin_totals))
+    )
+    return rows
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The card's one table format; ``validate`` finds a table by this header line."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _domain_table(stats: BuildStats) -> str:
+    rows = [
+        (d.domain, str(d.tasks), str(d.videos), str(d.clips), f"{d.duration / 60:.1f}")
+        for d in stats.domains
+    ]
+    total = ("**all**", str(stats.tasks), str(stats.videos), str(stats.clips))
+    rows.append((*total, f"{stats.duration / 60:.1f}"))
+    return markdown_table(("Domain", "Tasks", "Videos", "Clips", "Minutes"), rows)
+
+
+def _provenance_block(p: Provenance, written: WriteResult) -> str:
+    settings = ", ".join(f"{k}={v}" for k, v in sorted(p.cut_settings.items()))
+    skipped = ", ".join(f"{stage}: {n}" for stage, n in sorted(p.skipped_by_stage.items()))
+    items = [
+        ("SPLICE build version", p.version),
+        ("Annotation file", f"`{p.annotations_file}`"),
+        ("Annotation sha256", f"`{p.annotations_sha256}`"),
+        ("Seed", str(p.seed)),
+        ("Random subset size", "all" if p.subset_size is None else str(p.subset_size)),
+        ("Limit", "none" if p.limit is None else str(p.limit)),
+        (
+            "Curation file",
+            "none"
+            if p.curation_file is None
+            else f"`{p.curation_file}`"
+            + (f" (sha256 `{p.curation_sha256}`)" if p.curation_sha256 else ""),
+        ),
+        ("Cut settings", settings or "defaults"),
+        ("Videos in the annotations", str(p.videos_in_annotations)),
+        ("Videos included", str(p.videos_included)),
+        ("Videos skipped", str(p.videos_skipped) + (f" ({skipped})" if skipped else "")),
+        ("Source videos", "rendered stand-ins (demo)" if p.stand_in else "COIN's YouTube videos"),
+        ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
+        (
+            "Shards",
+            f"{len(written.clip_shards)} in `{CLIP_DATA_DIR}/`, "
+            f"{len(written.text_shards)} in `{TEXT_DATA_DIR}/`",
+        ),
+    ]
+    if not written.has_shards:
+        items = [(k, v) for k, v in items if k not in ("Shards", "Software")]
+    lines = [f"- **{k}:** {v}" for k, v in items]
+    lines.append(
+        "\nEvery video of the annotation file is listed, included or skipped with the stage "
+        "and reason, in the build report (`build_report.json`) next to this card."
+    )
+    return "\n".join(lines)
+
+
+STAND_IN_NOTICE = (
+    "> **Demo build with stand-in videos.** The annotations are real COIN entries, but the "
+    "clips were cut from videos the demo rendered itself (one visibly different scene per "
+    "step), not from COIN's YouTube videos. Scores on this build say nothing about a model; "
+    "the statistics below describe the stand-ins.\n\n"
+)
+
+
+def render_card(
+    written: WriteResult,
+    provenance: Provenance,
+    *,
+    stats: BuildStats | None = None,
+    title: str = DEFAULT_TITLE,
+    intro: str = DEFAULT_INTRO,
+    extra_sections: Sequence[tuple[str, str]] = (),
+    front_matter: bool = True,
+) -> str:
+    """README.md of a build folder (or, with another title/intro/sections, of the repo).
+
+    ``extra_sections`` are ``(heading, markdown)`` pairs placed after the provenance.
+    """
+    stats = stats if stats is not None else compute_stats(written.videos)
+    config_rows = "\n".join(
+        f"| `{c}`{' (default)' if c == DEFAULT_CONFIG else ''} | {_CONFIG_BLURB[c]} | "
+        + ", ".join(f"`{x}`" for x in columns(c))
+        + " |"
+        for c in CONFIGS
+    )
+    extra = "".join(f"\n## {heading}\n\n{body.strip()}\n" for heading, body in extra_sections)
+    yaml = card_data(written, provenance).to_yaml()
+    summary = (
+        f"{stats.videos} videos from {len(stats.domains)} COIN domain(s) and {stats.tasks} "
+        f"task(s), segmented into {stats.clips} clips; {stats.duration / 3600:.2f} hours of "
+        "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
+    )
+    template = Template(
+        importlib.resources.files("splice_build").joinpath("templates/card.md").read_text("utf-8")
+    )
+    return template.substitute(
+        front_matter=f"---\n{yaml}\n---\n\n" if front_matter else "",
+        title=title,
+        stand_in_notice=STAND_IN_NOTICE if provenance.stand_in else "",
+        intro=intro.strip(),
+        split=written.split,
+        clip_dir=CLIP_DATA_DIR,
+        text_dir=TEXT_DATA_DIR,
+        config_rows=config_rows,
+        stats_summary=summary,
+        table1=markdown_table(TABLE1_HEADER, table1_rows(stats)),
+        table6=markdown_table(TABLE6_HEADER, table6_rows(stats)),
+        under_label=BIN_LABELS[0],
+        over_label=BIN_LABELS[-1],
+        domain_table=_domain_table(stats),
+        provenance=_provenance_block(provenance, written),
+        extra_sections=extra,
+    )
+
+
+def write_card(out_dir: Path, written: WriteResult, provenance: Provenance, **kwargs: Any) -> Path:
+    """Render and write ``out_dir/README.md``; returns its path."""
+    path = Path(out_dir) / "README.md"
+    path.write_text(render_card(written, provenance, **kwargs), encoding="utf-8")
+    return path
+
+
+def provenance_json(provenance: Provenance) -> str:
+    """Provenance as stable JSON (sorted keys), e.g. for the build report."""
+    return json.dumps(asdict(provenance), sort_keys=True, indent=2)
+
+
+__all__ = [
+    "DEFAULT_INTRO",
+    "DEFAULT_TITLE",
+    "STAND_IN_NOTICE",
+    "TABLE1_HEADER",
+    "TABLE6_HEADER",
+    "Provenance",
+    "card_data",
+    "markdown_table",
+    "provenance_json",
+    "render_card",
+    "table1_rows",
+    "table6_rows",
+    "write_card",
+]

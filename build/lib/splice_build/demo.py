@@ -1,0 +1,157 @@
+"""``splice demo``: the whole benchmark on bundled inputs, since no COIN video can be
+downloaded here.
+
+Bundled: real COIN annotation entries (``demo/coin_demo.json``, copied verbatim from COIN,
+about two per domain). Rendered: a stand-in source video per entry, of the real duration,
+visibly different per step and labelled STAND-IN, so the real pipeline cuts real video at
+real annotation times. Then the result is loaded the way users load it
+(``load_dataset("splice", "video_text")``) and a random baseline is scored with the metric.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import splice_dataset as schema
+
+from . import ingest, standin
+from .pipeline import BuildConfig, run_build
+from .report import REPORT_TXT, load_report
+
+DEMO_ANNOTATIONS = "demo/coin_demo.json"
+SOURCES_DIR = "stand-in-sources"  # inside the work folder
+
+
+def demo_annotations_path() -> Path:
+    """The bundled annotation file, found the same way in a checkout and in a wheel."""
+    return Path(str(resources.files("splice_build").joinpath(DEMO_ANNOTATIONS)))
+
+
+def render_sources(annotations: Path, sources: Path) -> Path:
+    """Render a stand-in source per entry (kept between runs: rendering is deterministic,
+    and `standin.render_source` renames a file into place only once it is complete)."""
+    sources.mkdir(parents=True, exist_ok=True)
+    for entry in ingest.load_annotations(annotations).entries:
+        target = sources / f"{entry.video_id}.mp4"
+        if not target.exists():
+            standin.render_source(entry, target)
+    return sources
+
+
+def build_demo(
+    out_dir: Path = Path("splice"),
+    work_dir: Path | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    seed: int = 0,
+) -> Path:
+    """Build the demo dataset folder and return its path."""
+    out_dir = Path(out_dir)
+    work_dir = Path(work_dir) if work_dir else out_dir.with_name(out_dir.name + "-work")
+    annotations = demo_annotations_path()
+    sources = render_sources(annotations, work_dir / SOURCES_DIR)
+    result = run_build(
+        BuildConfig(
+            annotations=annotations,
+            videos=sources,
+            out=out_dir,
+            work=work_dir,
+            seed=seed,
+            workers=workers,
+            stand_in=True,
+            progress=progress,
+        )
+    )
+    if result.problems:
+        raise RuntimeError(
+            "demo build failed validation:\n" + "\n".join(str(p) for p in result.problems)
+        )
+    return out_dir
+
+
+def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
+    """Score random answers, given as model-style text, on a loaded build
+    (`load_like_a_user`) through the metric loaded with ``evaluate.load``."""
+    import evaluate
+
+    import splice_metric
+
+    rng = random.Random(seed)
+    predictions, references = [], []
+    for row in dataset:
+        labels = list(range(1, row[schema.NUM_CLIPS] + 1))
+        rng.shuffle(labels)
+        predictions.append(schema.answer_text(labels))
+        references.append(row[schema.ANSWER]["order"])
+    metric = evaluate.load(str(Path(splice_metric.__file__).parent), "text")
+    return metric.compute(
+        predictions=predictions,
+        references=references,
+        random_baseline=True,
+        confidence_level=0.95,
+        seed=seed,
+    )
+
+
+def load_like_a_user(out_dir: Path) -> Any:
+    """``load_dataset("splice", "video_text")`` when the build is ./splice, as in the README."""
+    if Path(out_dir).resolve() == (Path.cwd() / "splice").resolve():
+        return schema.load("video_text", source="splice")
+    return schema.load("video_text", source=str(out_dir))
+
+
+METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", "kendall_tau")
+
+
+def _walkthrough(row: dict[str, Any]) -> str:
+    """What a user does next, shown on the first video: prompt, answer, parse, score."""
+    prompt = schema.build_prompt(row, "video_text")
+    lines = [
+        f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
+        f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),
+        "Prompt (video_text config, clips attached as Video 1..n):",
+        "  " + prompt.text.replace("\n", "\n  ")[:1200],
+        *(f"  [{c.heading}] <clip {c.number}>" for c in prompt.clips),
+        f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",
+    ]
+    return "\n".join(lines)
+
+
+def _score_table(scores: dict) -> str:
+    base = scores["random_baseline"]
+    rows = [f"{'metric':18s} {'random answers':>24s} {'exact expectation':>18s}"]
+    for m in METRICS:
+        ci = scores.get("confidence_intervals", {}).get(m)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        rows.append(f"{m:18s} {scores[m]:8.4f}{interval:>16s} {base[m]:18.4f}")
+    return "\n".join(rows)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
+    parser.add_argument("--work", type=Path, default=None, help="work folder")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = build_demo(args.out, args.work, args.workers, progress=True, seed=args.seed)
+    report = load_report(out)
+    print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries.")
+    print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
+    print((out / REPORT_TXT).read_text("utf-8"))
+    dataset = load_like_a_user(out)
+    print(f'Loaded with load_dataset("{out}", "video_text") (splice_dataset.load).')
+    print(_walkthrough(dataset[0]))
+    scores = score_random_baseline(dataset, args.seed)
+    print(
+        f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
+        'with evaluate.load("splice_metric"); 95% bootstrap intervals:'
+    )
+    print(_score_table(scores))
+    print(f"invalid_rate: {scores['invalid_rate']:.3f}")
+    return 0

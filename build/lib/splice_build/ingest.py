@@ -1,0 +1,282 @@
+"""Stage 1: read a COIN.json-format annotation file into validated ``VideoEntry`` records.
+
+A broken entry must never stop a build of 11,827 videos, so every problem with one video
+becomes a ``Skip`` whose reason names the field (``annotation[2].segment [30.0, 12.0]: end
+before start``); only a file that cannot be an annotation file at all raises.
+
+Choices the issue left open (also stated in the build's card through the skip reasons):
+
+* Order. COIN lists a video's steps chronologically (checked on all 10,070 real entries),
+  and the chronological order *is* the benchmark's answer. An entry whose steps are out
+  of order is therefore reported as damaged rather than silently re-sorted.
+* Touching steps (one ends exactly where the next starts, 705 times in the real file) are
+  fine; any real overlap is a skip.
+* ``SEGMENT_TOLERANCE``: a segment may end up to 1 s after ``duration``, because COIN marks
+  most times in whole seconds while ``duration`` is the exact file length; whether the
+  local video really covers the segment is probe's job. Nothing may start before 0.
+* ``start``/``end`` (the span of the task inside the video) are optional; when present
+  they must be numbers with ``0 <= start <= end <= duration + tolerance``. They are not
+  carried further: clips are cut from the step segments alone.
+* A step's ``id`` (a string in COIN.json, an int accepted too) must be a step of the
+  entry's task and its ``label`` must equal the taxonomy's label for that id, so that the
+  captions and the answer's step ids can never disagree.
+* ``recipe_type`` must be the taxonomy's Target Id of ``class`` (after resolving the three
+  2019 aliases, see ``taxonomy.TASK_ALIASES``).
+* A video id given twice in ``database`` skips every copy (which one is right is unknown),
+  and an id that is not a plain YouTube-style id (letters, digits, ``-``, ``_``) is skipped
+  because ids become file names in the work folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from splice_build import taxonomy
+from splice_build.records import Skip, Step, VideoEntry
+
+STAGE = "ingest"
+SEGMENT_TOLERANCE = 1.0  # seconds a segment (or `end`) may pass `duration`
+REQUIRED_FIELDS = ("class", "recipe_type", "subset", "duration", "video_url", "annotation")
+STEP_FIELDS = ("id", "segment", "label")
+_VIDEO_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """Everything ingest learned from one annotation file."""
+
+    path: Path
+    sha256: str  # of the file's bytes: the build's provenance
+    entries: list[VideoEntry]  # valid entries, sorted by video_id
+    skips: list[Skip]  # one per rejected video id, sorted by video_id
+
+
+class _Invalid(Exception):
+    """One entry is unusable; the message is the skip reason."""
+
+
+class _Object(dict):
+    """A JSON object that remembers keys given more than once (json keeps the last)."""
+
+    duplicates: set[str]
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    obj.duplicates = set()
+    for key, value in pairs:
+        if key in obj:
+            obj.duplicates.add(key)
+        obj[key] = value
+    return obj
+
+
+def load_annotations(path: str | Path) -> IngestResult:
+    """Parse and validate a COIN.json-format file (``{"database": {id: entry}}``).
+
+    Raises FileNotFoundError if the file is missing, and ValueError naming the file if it
+    is not JSON or has no ``database`` object. Every other problem skips one video.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        root = json.loads(data.decode("utf-8"), object_pairs_hook=_object_pairs)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON annotation file ({exc})") from None
+    if not isinstance(root, dict) or "database" not in root:
+        raise ValueError(f'{path}: no "database" object; expected COIN.json format')
+    database = root["database"]
+    if not isinstance(database, dict):
+        raise ValueError(f'{path}: "database" is {_kind(database)}, expected an object')
+    entries, skips = parse_database(database)
+    return IngestResult(
+        path=path, sha256=hashlib.sha256(data).hexdigest(), entries=entries, skips=skips
+    )
+
+
+def parse_database(database: Mapping[str, Any]) -> tuple[list[VideoEntry], list[Skip]]:
+    """Validate every entry of a ``database`` mapping (video id -> COIN entry)."""
+    tax = taxonomy.load()
+    duplicates = getattr(database, "duplicates", set())
+    entries: list[VideoEntry] = []
+    skips: list[Skip] = []
+    for video_id in sorted(database):
+        try:
+            if video_id in duplicates:
+                raise _Invalid("video id appears more than once in database")
+            entries.append(parse_entry(video_id, database[video_id], tax))
+        except _Invalid as exc:
+            skips.append(Skip(video_id, STAGE, str(exc)))
+    return entries, skips
+
+
+def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
+    """One COIN entry as a VideoEntry; raises _Invalid with the reason."""
+    if not _VIDEO_ID.fullmatch(video_id):
+        raise _Invalid(f"video id {video_id!r} is not a YouTube id (letters, digits, - and _)")
+    if not isinstance(raw, dict):
+        raise _Invalid(f"entry is {_kind(raw)}, expected an object")
+    _no_duplicate_fields(raw, "")
+    missing = [f for f in REQUIRED_FIELDS if f not in raw]
+    if missing:
+        raise _Invalid(f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+
+    name = _typed(raw, "class", str)
+    recipe_type = _typed(raw, "recipe_type", int)
+    subset = _typed(raw, "subset", str)
+    video_url = _typed(raw, "video_url", str)
+    duration = _number(raw["duration"], "duration")
+    if duration <= 0:
+        raise _Invalid(f"duration {duration}: not positive")
+    _check_span(raw, duration)
+    if not subset:
+        raise _Invalid("subset: empty string")
+
+    try:
+        task = tax.task(name)
+    except KeyError:
+        raise _Invalid(f"class {name!r}: unknown COIN task") from None
+    if recipe_type != task.recipe_type:
+        other = tax.by_recipe_type.get(recipe_type)
+        known = f"is task {other.name!r}" if other else "is not a COIN Target Id"
+        raise _Invalid(
+            f"recipe_type {recipe_type} {known}, but class {name!r} is "
+            f"recipe_type {task.recipe_type}"
+        )
+
+    annotation = raw["annotation"]
+    if not isinstance(annotation, list):
+        raise _Invalid(f"annotation is {_kind(annotation)}, expected a list")
+    steps = tuple(_step(i, a, task, duration) for i, a in enumerate(annotation))
+    for i in range(1, len(steps)):
+        prev, cur = steps[i - 1], steps[i]
+        here = f"annotation[{i}].segment {_seg(cur)}"
+        there = f"annotation[{i - 1}].segment {_seg(prev)}"
+        if cur.start < prev.start:
+            raise _Invalid(f"{here} starts before {there}: steps not in chronological order")
+        if cur.start < prev.end:
+            raise _Invalid(f"{here} overlaps {there}")
+    return VideoEntry(
+        video_id=video_id,
+        task=task.name,
+        domain=task.domain,
+        recipe_type=recipe_type,
+        subset=subset,
+        duration=duration,
+        video_url=video_url,
+        steps=steps,
+    )
+
+
+def _step(index: int, raw: Any, task: taxonomy.TaskInfo, duration: float) -> Step:
+    where = f"annotation[{index}]"
+    if not isinstance(raw, dict):
+        raise _Invalid(f"{where} is {_kind(raw)}, expected an object")
+    _no_duplicate_fields(raw, f"{where}.")
+    missing = [f for f in STEP_FIELDS if f not in raw]
+    if missing:
+        raise _Invalid(
+            f"{where}: missing field{'s' if len(missing) > 1 else ''} " + ", ".join(missing)
+        )
+
+    step_id = _step_id(raw["id"], f"{where}.id")
+    expected = task.step_label(step_id)
+    if expected is None:
+        raise _Invalid(f"{where}.id {step_id}: not a step of task {task.name!r}")
+    label = raw["label"]
+    if not isinstance(label, str):
+        raise _Invalid(f"{where}.label is {_kind(label)}, expected a string")
+    if label != expected:
+        raise _Invalid(f"{where}.label {label!r}: the taxonomy calls step {step_id} {expected!r}")
+
+    segment = raw["segment"]
+    if not isinstance(segment, list) or len(segment) != 2:
+        raise _Invalid(f"{where}.segment {segment!r}: expected [start, end]")
+    start = _number(segment[0], f"{where}.segment[0]")
+    end = _number(segment[1], f"{where}.segment[1]")
+    step = Step(step_id=step_id, label=label, start=start, end=end)
+    here = f"{where}.segment {_seg(step)}"
+    if end < start:
+        raise _Invalid(f"{here}: end before start")
+    if end == start:
+        raise _Invalid(f"{here}: zero length")
+    if start < 0:
+        raise _Invalid(f"{here}: starts before 0")
+    if end > duration + SEGMENT_TOLERANCE:
+        raise _Invalid(
+            f"{here}: ends after the video's duration {duration} s "
+            f"(tolerance {SEGMENT_TOLERANCE} s)"
+        )
+    return step
+
+
+def _check_span(raw: dict, duration: float) -> None:
+    """Validate the optional task span ``start``/``end`` when the file has it."""
+    span = {k: _number(raw[k], k) for k in ("start", "end") if k in raw}
+    start, end = span.get("start", 0.0), span.get("end", duration)
+    if start < 0 or end < start or end > duration + SEGMENT_TOLERANCE:
+        raise _Invalid(
+            f"start {start}, end {end}: not 0 <= start <= end <= duration {duration} "
+            f"(tolerance {SEGMENT_TOLERANCE} s)"
+        )
+
+
+def _step_id(value: Any, where: str) -> int:
+    """COIN.json stores step ids as strings of digits; ints are accepted too."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise _Invalid(f"{where} {value!r}: not an integer step id")
+
+
+def _typed(raw: dict, field: str, kind: type) -> Any:
+    value = raw[field]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise _Invalid(f"{field} is {_kind(value)}, expected {dict(_KINDS)[kind]}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise _Invalid(f"{where} is {_kind(value)}, expected a number")
+    if not math.isfinite(value):
+        raise _Invalid(f"{where} {value}: not a finite number")
+    return float(value)
+
+
+def _no_duplicate_fields(raw: dict, prefix: str) -> None:
+    dup = sorted(getattr(raw, "duplicates", ()))
+    if dup:
+        raise _Invalid(f"{prefix}{dup[0]}: field given more than once")
+
+
+_KINDS = (
+    (bool, "a boolean"),  # before int: bool is an int subclass
+    (dict, "an object"),
+    (list, "a list"),
+    (str, "a string"),
+    (int, "an integer"),
+    (float, "a number"),
+)
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's type, with its article, for reasons ("is a list, expected ...")."""
+    if value is None:
+        return "null"
+    return next((name for t, name in _KINDS if isinstance(value, t)), type(value).__name__)
+
+
+def _seg(step: Step) -> str:
+    return f"[{step.start}, {step.end}]"
+
+
+__all__ = ["SEGMENT_TOLERANCE", "IngestResult", "load_annotations", "parse_database"]

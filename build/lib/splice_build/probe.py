@@ -1,0 +1,152 @@
+"""Stage 3, probe: find a video's local source and make sure it can be cut.
+
+A source that is missing, empty, not a video, audio only, damaged or too short for its
+last annotated step is skipped here with a reason that names the file, so that the cut
+stage only ever sees sources that decode. Coverage is checked by decoding a frame near the
+last step's end, not by trusting the header: a truncated download keeps its full-length
+header but has no frames at the end.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import av.container
+import av.stream
+
+from splice_build.frames import (
+    DECODE_ERRORS,
+    FrameReader,
+    open_video,
+    source_rate,
+    to_pts,
+    to_seconds,
+)
+from splice_build.records import ProbedVideo, SkipVideo, SourceInfo, VideoEntry
+
+# Seconds a source may fall short of its last step's end: COIN marks most times in whole
+# seconds, so a segment ending up to a second after the file's last frame is still whole
+# (the build's ``--tolerance`` default).
+COVERAGE_TOLERANCE = 1.0
+
+# Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
+# in order of preference when several exist: containers with a full index first (exact,
+# fast seeks), H.264 mp4 before VP9/AV1 webm (cheaper to decode), index-less MPEG last.
+# Partial downloads (.part, .ytdl, .temp) are never picked.
+SOURCE_EXTENSIONS: tuple[str, ...] = (
+    ".mp4",
+    ".m4v",
+    ".mkv",
+    ".webm",
+    ".mov",
+    ".avi",
+    ".flv",
+    ".3gp",
+    ".ogv",
+    ".wmv",
+    ".ts",
+    ".mpg",
+    ".mpeg",
+)
+
+
+def find_source(videos_dir: Path, video_id: str) -> Path | None:
+    """The source file for a video id, e.g. ``<videos_dir>/<id>.mp4``, or None.
+
+    Looks up each known name directly (no directory listing, which would cost a scan per
+    video in a folder of 11,000 files); an upper-case extension is accepted too.
+    """
+    for ext in SOURCE_EXTENSIONS:
+        for suffix in (ext, ext.upper()):
+            path = videos_dir / f"{video_id}{suffix}"
+            if path.is_file():
+                return path
+    return None
+
+
+def probe(
+    entry: VideoEntry, videos_dir: Path, tolerance: float = COVERAGE_TOLERANCE
+) -> ProbedVideo:
+    """Check that the source of one entry opens and covers its last step (within tolerance).
+
+    Raises ``SkipVideo("probe", reason)`` otherwise.
+    """
+    path = find_source(Path(videos_dir), entry.video_id)
+    if path is None:
+        names = ", ".join(SOURCE_EXTENSIONS)
+        raise SkipVideo(
+            "probe", f"no source video {entry.video_id}.* in {videos_dir} (looked for {names})"
+        )
+    if path.stat().st_size == 0:
+        raise SkipVideo("probe", f"source video {path} is empty (0 bytes)")
+    try:
+        container, stream = open_video(path)
+    except LookupError as err:
+        audio = _audio_only(path)
+        raise SkipVideo("probe", f"{err}{' (audio only)' if audio else ''}") from None
+    except DECODE_ERRORS as err:
+        raise SkipVideo("probe", f"cannot open {path} as a video: {err}") from None
+    with container:
+        reader = FrameReader(container, stream, exact_seek=False)  # any frame will do
+        time_base = reader.time_base
+        header_duration = _header_duration(container, stream, reader.origin)
+        last_end = entry.steps[-1].end if entry.steps else 0.0
+        needed = max(0.0, last_end - tolerance)
+        # Decoding decides, not the header: MPEG-PS/TS headers estimate the duration from
+        # the bitrate and mp4 edit lists can understate it.
+        try:
+            found = next(reader.frames_from(to_pts(needed, time_base, reader.origin)), None)
+        except DECODE_ERRORS as err:
+            raise SkipVideo("probe", f"cannot decode {path}: {err}") from None
+        if found is None:
+            if header_duration is not None and header_duration < needed:
+                raise SkipVideo(
+                    "probe",
+                    f"source video {path} is {header_duration:.2f} s long but the last step "
+                    f"of {entry.video_id} ends at {last_end:.2f} s (tolerance {tolerance:g} s)",
+                )
+            said = f"its header says {header_duration:.2f} s but " if header_duration else ""
+            raise SkipVideo(
+                "probe",
+                f"source video {path} is truncated or damaged: {said}no frame at or after "
+                f"{needed:.2f} s decodes (the last step of {entry.video_id} ends at "
+                f"{last_end:.2f} s)",
+            )
+        pts, frame = found
+        reached = to_seconds(pts, time_base, reader.origin)
+        rate = source_rate(stream)
+        info = SourceInfo(
+            path=path,
+            container=container.format.name,
+            codec=stream.codec_context.name,
+            width=frame.width,
+            height=frame.height,
+            fps=float(rate) if rate else 0.0,
+            duration=max(header_duration or 0.0, reached),
+            start_time=to_seconds(reader.origin, time_base, 0),
+            has_audio=bool(container.streams.audio),
+        )
+    return ProbedVideo(entry=entry, source=info)
+
+
+def _header_duration(
+    container: av.container.InputContainer, stream: av.stream.Stream, origin: int
+) -> float | None:
+    """Seconds the header claims for the video stream (None when it does not say)."""
+    if stream.duration:
+        return float(stream.duration * Fraction(stream.time_base))
+    if container.duration:
+        start = float(origin * Fraction(stream.time_base))
+        container_start = (container.start_time or 0) / 1_000_000
+        return container.duration / 1_000_000 - (start - container_start)
+    return None
+
+
+def _audio_only(path: Path) -> bool:
+    try:
+        with av.open(str(path)) as container:
+            return bool(container.streams.audio)
+    except DECODE_ERRORS:
+        return False

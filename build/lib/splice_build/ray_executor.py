@@ -1,0 +1,45 @@
+"""The per-video work as Ray tasks, for builds larger than one machine.
+
+Each task probes and cuts one video into the shared work folder and returns only its small
+outcome, exactly as a local worker does, so the driver's ordering, resumability and report
+are unchanged and the output is identical to the local executor's. Sources, the work
+folder and the output must be on storage every node sees under the same path (NFS, a
+cluster file system, or an object store mounted with a FUSE driver): the work folder's
+atomic rename and PyAV's seeking need a POSIX file system, so bare fsspec URLs are not
+accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .worker import Outcome, VideoTask, process_video
+
+
+class RayExecutor:
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        try:
+            import ray
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise RuntimeError(
+                "the Ray executor needs Ray: pip install 'splice-benchmark[ray]'"
+            ) from exc
+        self._ray = ray
+        if not ray.is_initialized():
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        # Enough tasks in flight to keep every CPU busy, few enough that outcomes stream.
+        self.in_flight = max(1, 2 * (workers or cpus))
+        self._remote = ray.remote(num_cpus=1, max_retries=2)(process_video)
+
+    def run(self, tasks: Iterable[VideoTask]) -> Iterator[Outcome]:
+        ray = self._ray
+        pending = []
+        for task in tasks:
+            pending.append(self._remote.remote(task))
+            if len(pending) >= self.in_flight:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield from ray.get(done)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done)

@@ -1,0 +1,91 @@
+"""The repository's README.md: the card of the full build, rendered from the same template as
+every build's card, with the project's front page as its introduction.
+
+No COIN video can be fetched where this repository is developed, so the full build's
+statistics are projected from the annotation file alone (a clip's duration is its segment's
+length; probing and cutting may still drop videos). The README says so, and a test checks
+that the committed README.md is what this module renders.
+
+    python -m splice_build.readme --annotations COIN.json [--out README.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+from splice_dataset import SPLIT
+
+from . import card, ingest, select
+from .records import CutSettings
+from .stats import VideoStats
+from .write import WriteResult
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+INTRO = "readme_intro.md"
+SECTIONS = "readme_sections.md"
+TITLE = "SPLICE: put the shuffled event clips of instructional videos back in order"
+
+
+def projected_stats(annotations: Path) -> tuple[list[VideoStats], ingest.IngestResult]:
+    """Per-video statistics of the full build as the annotations alone predict them."""
+    result = ingest.load_annotations(annotations)
+    chosen = select.select(result.entries).selected
+    videos = [
+        VideoStats(
+            video_id=e.video_id,
+            task=e.task,
+            domain=e.domain,
+            recipe_type=e.recipe_type,
+            coin_subset=e.subset,
+            num_clips=e.num_steps,
+            duration=sum(s.end - s.start for s in e.steps),
+        )
+        for e in chosen
+    ]
+    return videos, result
+
+
+def render_readme(annotations: Path, docs: Path = DOCS) -> str:
+    """README.md as ``card.render_card`` renders it, so the front page and every build's
+    card share one template and cannot disagree on the schema, loading or licence."""
+    videos, result = projected_stats(annotations)
+    in_annotations = len(result.entries) + len(result.skips)
+    written = WriteResult(
+        out_dir=Path("."), split=SPLIT, clip_shards=(), text_shards=(), videos=tuple(videos)
+    )
+    provenance = card.Provenance(
+        annotations_file=Path(annotations).name,
+        annotations_sha256=result.sha256,
+        seed=0,
+        cut_settings=asdict(CutSettings()),
+        videos_in_annotations=in_annotations,
+        videos_included=len(videos),
+        videos_skipped=in_annotations - len(videos),
+        software={},
+    )
+    intro = (docs / INTRO).read_text("utf-8")
+    sections = _split_sections((docs / SECTIONS).read_text("utf-8"))
+    return card.render_card(written, provenance, title=TITLE, intro=intro, extra_sections=sections)
+
+
+def _split_sections(markdown: str) -> list[tuple[str, str]]:
+    """``## Heading`` blocks of a Markdown file as (heading, body) pairs."""
+    parts = re.split(r"^## (.+)$", markdown, flags=re.MULTILINE)
+    return [(parts[i].strip(), parts[i + 1].strip()) for i in range(1, len(parts), 2)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Render the repository README.md.")
+    parser.add_argument("--annotations", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path("README.md"))
+    args = parser.parse_args(argv)
+    args.out.write_text(render_readme(args.annotations), "utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,174 @@
+"""Typed records passed between the pipeline's stages.
+
+Each stage takes the previous stage's record and returns the next one; nothing else
+crosses a stage boundary. Records are frozen so a stage cannot change what an earlier one
+decided, and they hold plain values so they pickle to worker processes (and Ray tasks)
+and serialise to the work folder's JSON for resumable builds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Step:
+    """One annotated COIN step: a segment of the source video, in seconds."""
+
+    step_id: int  # COIN action id (taxonomy "Action Id")
+    label: str  # COIN action label, the caption models see in video_text/text
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class VideoEntry:
+    """One validated COIN annotation entry, joined with the taxonomy (ingest's output)."""
+
+    video_id: str
+    task: str  # current COIN task name (2019 aliases resolved)
+    domain: str
+    recipe_type: int  # taxonomy "Target Id"
+    subset: str  # COIN's official "training" / "testing"
+    duration: float
+    video_url: str
+    steps: tuple[Step, ...]  # chronological, validated non-overlapping
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.steps)
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a video is not in the build: the stage that dropped it and a readable reason."""
+
+    video_id: str
+    stage: str  # "ingest", "select", "probe", "cut", ...
+    reason: str
+
+
+class SkipVideo(Exception):
+    """Raised by a per-video stage to drop that one video; the build goes on."""
+
+    def __init__(self, stage: str, reason: str):
+        super().__init__(f"{stage}: {reason}")
+        self.stage = stage
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """What probing learned about a local source video."""
+
+    path: Path
+    container: str  # demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "mpeg", "avi"
+    codec: str
+    width: int
+    height: int
+    fps: float  # average frame rate
+    duration: float  # seconds covered by the video stream
+    start_time: float  # container/stream start time in seconds (non-zero for MPEG-PS/TS)
+    has_audio: bool
+
+
+@dataclass(frozen=True)
+class ProbedVideo:
+    entry: VideoEntry
+    source: SourceInfo
+
+
+def _paper_max_side() -> int:
+    from splice_dataset import PAPER_MAX_SIDE
+
+    return PAPER_MAX_SIDE
+
+
+@dataclass(frozen=True)
+class CutSettings:
+    """How clips are encoded; part of the build's identity (changing it redoes the cut)."""
+
+    # Cap on the short side, never upscaled (paper, Appendix A.2). Read lazily: the schema
+    # module imports `datasets` (about 150 MB), which cut workers never need.
+    max_side: int = field(default_factory=_paper_max_side)
+    fps: float | None = None  # None keeps the source frame rate
+    crf: int = 23
+    preset: str = "veryfast"
+    audio: bool = False
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One cut clip on disk, in chronological step order (step_index 0 is the first step)."""
+
+    step_index: int
+    path: Path
+    duration: float  # seconds of the encoded clip
+    num_frames: int
+    first_time: float  # source time (s, from the stream's start) of the first frame kept
+    last_time: float  # source time of the last frame kept
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class CutVideo:
+    entry: VideoEntry
+    source: SourceInfo
+    clips: tuple[Clip, ...]  # chronological
+
+
+@dataclass(frozen=True)
+class ShuffledVideo:
+    """Clips in shuffled (label) order: ``clips[k - 1]`` is "Video k" of the prompts."""
+
+    entry: VideoEntry
+    clips: tuple[Clip, ...]
+    steps: tuple[Step, ...]  # aligned with clips (label order)
+    order: tuple[int, ...]  # chronological sequence of labels: the metric's reference
+
+
+def to_jsonable(record: Any) -> Any:
+    """A record as JSON-ready data (Paths become strings)."""
+    return _paths_to_str(asdict(record))
+
+
+def _paths_to_str(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _paths_to_str(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_paths_to_str(v) for v in value]
+    return value
+
+
+def entry_from_json(data: dict[str, Any]) -> VideoEntry:
+    return VideoEntry(**{**data, "steps": tuple(Step(**s) for s in data["steps"])})
+
+
+def cut_video_from_json(data: dict[str, Any]) -> CutVideo:
+    return CutVideo(
+        entry=entry_from_json(data["entry"]),
+        source=SourceInfo(**{**data["source"], "path": Path(data["source"]["path"])}),
+        clips=tuple(Clip(**{**c, "path": Path(c["path"])}) for c in data["clips"]),
+    )
+
+
+__all__ = [
+    "Clip",
+    "CutSettings",
+    "CutVideo",
+    "ProbedVideo",
+    "ShuffledVideo",
+    "Skip",
+    "SkipVideo",
+    "SourceInfo",
+    "Step",
+    "VideoEntry",
+    "cut_video_from_json",
+    "entry_from_json",
+    "to_jsonable",
+]

@@ -1,0 +1,584 @@
+"""``splice validate DIR`` (stage 8): reopen a built folder and check everything a user relies on.
+
+Checks, each reported as a ``Problem`` naming the file, row, video and column:
+
+- Layout: shards named ``{split}-{i:05d}-of-{n:05d}.parquet`` with no gap, no leftover
+  temporary shard; each shard's columns are exactly its config's, and its ``huggingface``
+  schema metadata restores exactly ``splice_dataset.features``.
+- Rows: ``num_clips`` within 2..7 and equal to the lengths of clips, captions, clip
+  durations and every ``answer`` list; ``answer.order`` a permutation of 1..n that agrees
+  with ``answer.segments`` (the label of the earliest segment comes first); segments
+  non-empty and non-overlapping; ``duration`` the sum of ``clip_durations``.
+- Clips: every clip is an mp4 that decodes with PyAV (every frame, unless ``quick``), H.264,
+  yuv420p, even size; its duration matches its segment and its ``clip_durations`` entry to
+  a frame (see ``TOLERANCE``).
+- Order leaks outside ``answer``: clip file names other than ``clip_file_name(video_id,
+  label)``; clips whose timestamps do not start at 0 (they would carry source times); mp4
+  metadata beyond the muxer's own keys (``creation_time``, comments, titles... could carry
+  source times or positions); text-shard rows that disagree with the clip shards; and a
+  build where every video's labels are in chronological order (no shuffle). Captions and
+  clip durations are aligned with the labels, so they are not leaks by themselves.
+- Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
+  their columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
+  with the shards.
+
+Duration tolerance: a frame-exact cut keeps the source frames in [start, end), so the clip
+lasts n frame durations with n within one frame of (end - start) * rate. A clip may thus
+differ from its segment by at most ``tolerance_frames`` (default 1) frame durations, the
+frame duration taken from the clip's own average rate, plus 0.1 ms for the rounding of
+segment times and timestamps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import av
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+from huggingface_hub import DatasetCard
+
+from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.stats import VideoStats, compute_stats
+from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
+from splice_dataset import (
+    ANSWER,
+    CAPTIONS,
+    CLIP_DATA_DIR,
+    CLIP_DURATIONS,
+    CLIPS,
+    CONFIGS,
+    DEFAULT_CONFIG,
+    DURATION,
+    MAX_CLIPS,
+    MIN_CLIPS,
+    NUM_CLIPS,
+    SHARD_NAME_RE,
+    SPLIT,
+    TEXT_DATA_DIR,
+    VIDEO_ID,
+    clip_file_name,
+    columns,
+    data_files_pattern,
+    features,
+)
+
+TOLERANCE_FRAMES = 1.0
+ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
+# mp4 metadata the muxer writes by itself; anything else could carry source information.
+CONTAINER_KEYS = frozenset({"major_brand", "minor_version", "compatible_brands", "encoder"})
+STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})
+# Below this probability of every video being in chronological order by chance, the build
+# is reported as unshuffled.
+UNSHUFFLED_P = 1e-6
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a built folder, and where."""
+
+    file: str  # path relative to the build folder
+    what: str
+    row: int | None = None  # row index within the file
+    video_id: str | None = None
+    column: str | None = None
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.video_id is not None:
+            where.append(f"video {self.video_id}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
+        return f"{', '.join(where)}: {self.what}"
+
+
+@dataclass
+class ValidationReport:
+    problems: list[Problem] = field(default_factory=list)
+    videos: int = 0
+    clips: int = 0
+    clip_shards: int = 0
+    text_shards: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        return (
+            f"OK: {self.videos} videos, {self.clips} clips in {self.clip_shards} clip shard(s) "
+            f"and {self.text_shards} text shard(s); every clip decodes, answers are "
+            "permutations, no order leak found, the card matches"
+        )
+
+
+@dataclass(frozen=True)
+class ClipProbe:
+    """What decoding one clip learned."""
+
+    duration: float  # last frame time - first frame time + one frame
+    first_time: float
+    frame_duration: float
+    frames: int
+    codec: str
+    pix_fmt: str
+    width: int
+    height: int
+    extra_metadata: dict[str, str]  # keys outside the muxer's own
+
+
+def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
+    """Decode a clip from its bytes (all frames if ``full``, else read its packets)."""
+    with av.open(io.BytesIO(data), format="mp4") as container:
+        if not container.streams.video:
+            raise ValueError("no video stream")
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        extra = {k: v for k, v in container.metadata.items() if k not in CONTAINER_KEYS}
+        for s in container.streams:
+            extra.update(
+                {f"stream{s.index}:{k}": v for k, v in s.metadata.items() if k not in STREAM_KEYS}
+            )
+        tb = stream.time_base
+        times: list[float] = []
+        if full:
+            for frame in container.decode(stream):
+                if frame.pts is not None:
+                    times.append(float(frame.pts * tb))
+        else:
+            for packet in container.demux(stream):
+                if packet.pts is not None:
+                    times.append(float(packet.pts * tb))
+        if not times:
+            raise ValueError("no frame decodes")
+        rate = stream.average_rate or stream.guessed_rate
+        if not rate:
+            raise ValueError("the video stream has no frame rate")
+        frame_duration = 1 / float(rate)
+        ctx = stream.codec_context
+        return ClipProbe(
+            duration=max(times) - min(times) + frame_duration,
+            first_time=min(times),
+            frame_duration=frame_duration,
+            frames=len(times),
+            codec=ctx.name,
+            pix_fmt=str(ctx.pix_fmt),
+            width=ctx.width,
+            height=ctx.height,
+            extra_metadata=extra,
+        )
+
+
+def _list_shards(root: Path, folder: str, split: str) -> tuple[list[Path], list[Problem]]:
+    """The shards of one folder in index order, and any naming problem."""
+    problems: list[Problem] = []
+    directory = root / folder
+    if not directory.is_dir():
+        return [], [Problem(folder, "folder missing")]
+    found: dict[int, Path] = {}
+    totals: set[int] = set()
+    for path in sorted(directory.iterdir()):
+        rel = f"{folder}/{path.name}"
+        if path.name.startswith(TMP_PREFIX):
+            problems.append(Problem(rel, "leftover temporary shard of an unfinished write"))
+            continue
+        if path.suffix != ".parquet":
+            continue
+        m = SHARD_NAME_RE.match(path.name)
+        if not m or m["split"] != split:
+            problems.append(Problem(rel, f"not a {split!r} shard name like {split}-00000-of-00001"))
+            continue
+        found[int(m["i"])] = path
+        totals.add(int(m["n"]))
+    if not found:
+        problems.append(Problem(folder, f"no {split!r} shard"))
+        return [], problems
+    if len(totals) > 1:
+        problems.append(Problem(folder, f"shards disagree on their count: {sorted(totals)}"))
+    total = max(totals)
+    missing = sorted(set(range(total)) - set(found))
+    if missing or max(found) >= total:
+        problems.append(
+            Problem(folder, f"shard indices {sorted(found)} do not cover 0..{total - 1}")
+        )
+    return [found[i] for i in sorted(found)], problems
+
+
+def _check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
+    problems = []
+    schema = pf.schema_arrow
+    expected = list(columns(config))
+    if schema.names != expected:
+        extra = [c for c in schema.names if c not in expected]
+        missing = [c for c in expected if c not in schema.names]
+        problems.append(
+            Problem(
+                rel,
+                f"columns {schema.names} are not the {config} config's {expected}"
+                + (f"; extra {extra} (a model-facing column outside the answer?)" if extra else "")
+                + (f"; missing {missing}" if missing else ""),
+            )
+        )
+    if not schema.metadata or b"huggingface" not in schema.metadata:
+        problems.append(Problem(rel, "no 'huggingface' schema metadata: features not restorable"))
+    elif Features.from_arrow_schema(schema) != features(config):
+        problems.append(Problem(rel, f"schema metadata does not restore the {config} features"))
+    return problems
+
+
+def _open(rel: str, path: Path, problems: list[Problem]) -> pq.ParquetFile | None:
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
+        return None
+
+
+def _rows(pf: pq.ParquetFile) -> Iterator[dict[str, Any]]:
+    """Rows one row group at a time, so memory stays bounded by a row group."""
+    for rg in range(pf.metadata.num_row_groups):
+        yield from pf.read_row_group(rg).to_pylist()
+
+
+def _check_answer(row: dict[str, Any], n: int) -> list[tuple[str, str]]:
+    """(column, what) problems of the answer struct."""
+    answer = row.get(ANSWER) or {}
+    out: list[tuple[str, str]] = []
+    order = answer.get("order") or []
+    segments = answer.get("segments") or []
+    step_ids = answer.get("step_ids") or []
+    if sorted(order) != list(range(1, n + 1)):
+        out.append((f"{ANSWER}.order", f"{order} is not a permutation of 1..{n}"))
+    for name, value in (("segments", segments), ("step_ids", step_ids)):
+        if len(value) != n:
+            out.append((f"{ANSWER}.{name}", f"{len(value)} entries for {n} clips"))
+    if len(segments) == n and all(s and s["start"] is not None for s in segments):
+        for k, s in enumerate(segments, start=1):
+            if not s["end"] > s["start"] >= 0:
+                out.append((f"{ANSWER}.segments", f"segment of clip {k} is {s}: empty"))
+        chrono = sorted(range(1, n + 1), key=lambda label: segments[label - 1]["start"])
+        if sorted(order) == list(range(1, n + 1)) and chrono != list(order):
+            out.append((f"{ANSWER}.order", f"{order} disagrees with the segments' order {chrono}"))
+        for a, b in zip(chrono, chrono[1:], strict=False):
+            if segments[a - 1]["end"] > segments[b - 1]["start"] + ROUNDING:
+                out.append((f"{ANSWER}.segments", f"segments of clips {a} and {b} overlap"))
+    return out
+
+
+def _check_row(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(column, what) problems of one clip-shard row, clips not decoded (text rows are
+    checked by comparing them with these)."""
+    out: list[tuple[str, str]] = []
+    n = row.get(NUM_CLIPS)
+    if not isinstance(n, int) or not MIN_CLIPS <= n <= MAX_CLIPS:
+        return [(NUM_CLIPS, f"{n!r} is not within {MIN_CLIPS}..{MAX_CLIPS}")]
+    for col in (CLIPS, CAPTIONS, CLIP_DURATIONS):
+        if len(row.get(col) or []) != n:
+            out.append((col, f"{len(row.get(col) or [])} entries for num_clips={n}"))
+    durations = row.get(CLIP_DURATIONS) or []
+    if len(durations) == n and not math.isclose(
+        row.get(DURATION) or 0.0, math.fsum(durations), abs_tol=1e-6
+    ):
+        out.append((DURATION, f"{row.get(DURATION)} is not the sum of clip_durations"))
+    out += _check_answer(row, n)
+    return out
+
+
+def _check_clips(row: dict[str, Any], tolerance_frames: float, full: bool) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    vid = row[VIDEO_ID]
+    segments = (row.get(ANSWER) or {}).get("segments") or []
+    durations = row.get(CLIP_DURATIONS) or []
+    for label, clip in enumerate(row.get(CLIPS) or [], start=1):
+        col = f"{CLIPS}[{label - 1}]"
+        if clip is None or not clip.get("bytes"):
+            out.append((col, "no embedded bytes"))
+            continue
+        if clip.get("path") != clip_file_name(vid, label):
+            out.append(
+                (col, f"file name {clip.get('path')!r} is not {clip_file_name(vid, label)!r}")
+            )
+        try:
+            probe = probe_clip(clip["bytes"], full=full)
+        except (av.FFmpegError, ValueError, OSError) as exc:
+            out.append((col, f"does not decode: {exc}"))
+            continue
+        if probe.codec != "h264" or probe.pix_fmt != "yuv420p":
+            out.append((col, f"is {probe.codec}/{probe.pix_fmt}, not h264/yuv420p"))
+        if probe.width % 2 or probe.height % 2:
+            out.append((col, f"odd size {probe.width}x{probe.height}"))
+        if abs(probe.first_time) > ROUNDING:
+            out.append(
+                (col, f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
+            )
+        if probe.extra_metadata:
+            out.append((col, f"mp4 metadata beyond the muxer's: {probe.extra_metadata}"))
+        allowed = tolerance_frames * probe.frame_duration + ROUNDING
+        if label <= len(segments) and segments[label - 1]:
+            seg = segments[label - 1]
+            length = seg["end"] - seg["start"]
+            if abs(probe.duration - length) > allowed:
+                out.append(
+                    (
+                        col,
+                        f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
+                        f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s)",
+                    )
+                )
+        if label <= len(durations) and abs(probe.duration - durations[label - 1]) > allowed:
+            out.append(
+                (
+                    col,
+                    f"lasts {probe.duration:.3f} s but clip_durations says "
+                    f"{durations[label - 1]:.3f} s",
+                )
+            )
+    return out
+
+
+def _parse_table(text: str, header: tuple[str, ...]) -> list[tuple[str, ...]] | None:
+    """Body rows of the first Markdown table with this header, or None if there is none."""
+    lines = text.splitlines()
+    want = markdown_table(header, ()).splitlines()[0]
+    for i, line in enumerate(lines):
+        if line.strip() == want:
+            rows = []
+            for body in lines[i + 2 :]:
+                if not body.strip().startswith("|"):
+                    break
+                rows.append(tuple(c.strip() for c in body.strip().strip("|").split("|")))
+            return rows
+    return None
+
+
+def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
+    """Compare the card with what the shards hold, computed by the very ``WriteResult``
+    methods and table formatting the card was rendered from."""
+    split, num_rows = shards.split, shards.num_rows
+    path = root / "README.md"
+    if not path.is_file():
+        return [Problem("README.md", "missing: the configs are defined by the card's YAML")]
+    try:
+        card = DatasetCard.load(path)
+    except Exception as exc:  # the Hub's parser raises several kinds
+        return [Problem("README.md", f"does not parse as a dataset card: {exc}")]
+    problems = []
+    data = card.data.to_dict()
+    configs = {c.get("config_name"): c for c in data.get("configs") or []}
+    for config in CONFIGS:
+        entry = configs.get(config)
+        if entry is None:
+            problems.append(Problem("README.md", f"configs: no {config!r} config"))
+            continue
+        files = entry.get("data_files") or []
+        want = [{"split": split, "path": data_files_pattern(config, split)}]
+        if files != want:
+            problems.append(Problem("README.md", f"config {config}: data_files {files} != {want}"))
+        if config != "text" and entry.get("columns") != list(columns(config)):
+            problems.append(
+                Problem("README.md", f"config {config}: columns {entry.get('columns')}")
+            )
+        if bool(entry.get("default")) != (config == DEFAULT_CONFIG):
+            problems.append(Problem("README.md", f"config {config}: wrong default flag"))
+    infos = data.get("dataset_info") or []
+    infos = {i.get("config_name"): i for i in (infos if isinstance(infos, list) else [infos])}
+    for config in CONFIGS:
+        splits = {s.get("name"): s for s in (infos.get(config) or {}).get("splits") or []}
+        info = splits.get(split)
+        if info is None:
+            problems.append(Problem("README.md", f"dataset_info: no {split} split for {config}"))
+            continue
+        if info.get("num_examples") != num_rows:
+            problems.append(
+                Problem(
+                    "README.md",
+                    f"dataset_info {config}: num_examples {info.get('num_examples')} but the "
+                    f"shards hold {num_rows} rows",
+                )
+            )
+        num_bytes = shards.num_bytes(config)
+        if info.get("num_bytes") != num_bytes:
+            problems.append(
+                Problem(
+                    "README.md",
+                    f"dataset_info {config}: num_bytes {info.get('num_bytes')} but the shards "
+                    f"hold {num_bytes}",
+                )
+            )
+    stats_rows = table1_rows(compute_stats(shards.videos))
+    table = _parse_table(card.text, TABLE1_HEADER)
+    if table is None:
+        problems.append(Problem("README.md", "no Table 1 (videos per number of clips)"))
+    elif table != stats_rows:
+        found = {r[0]: r for r in table}
+        for want in stats_rows:
+            got = found.pop(want[0], None)
+            if got != want:
+                problems.append(
+                    Problem(
+                        "README.md",
+                        f"Table 1 row for {want[0]} clips is {got} but the shards give {want}",
+                    )
+                )
+        for extra in found.values():
+            problems.append(Problem("README.md", f"Table 1 has an extra row {extra}"))
+    return problems
+
+
+def validate_report(
+    out_dir: Path,
+    *,
+    split: str = SPLIT,
+    tolerance_frames: float = TOLERANCE_FRAMES,
+    quick: bool = False,
+) -> ValidationReport:
+    """Check a built folder; ``quick`` reads clip packets instead of decoding every frame."""
+    root = Path(out_dir)
+    report = ValidationReport()
+    problems = report.problems
+    clip_paths, found = _list_shards(root, CLIP_DATA_DIR, split)
+    problems += found
+    text_paths, found = _list_shards(root, TEXT_DATA_DIR, split)
+    problems += found
+    report.clip_shards, report.text_shards = len(clip_paths), len(text_paths)
+
+    text_cols = columns("text")
+    seen: dict[str, tuple] = {}  # video id -> its text-config values in the clip shards
+    videos: list[VideoStats] = []
+    identity_p = 1.0  # probability that all orders seen so far are chronological by chance
+    all_identity = True
+    clip_infos: list[ShardInfo] = []
+    text_infos: list[ShardInfo] = []
+    for path in clip_paths:
+        rel = f"{CLIP_DATA_DIR}/{path.name}"
+        pf = _open(rel, path, problems)
+        if pf is None:
+            continue
+        problems += _check_schema(rel, pf, "video_text")
+        clip_infos.append(shard_info(path))
+        for i, row in enumerate(_rows(pf)):
+            vid = row.get(VIDEO_ID)
+            if not vid or not isinstance(vid, str):
+                problems.append(Problem(rel, "no video_id", row=i, column=VIDEO_ID))
+                continue
+            if vid in seen:
+                problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
+            row_problems = _check_row(row)
+            row_problems += _check_clips(row, tolerance_frames, full=not quick)
+            problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
+            seen[vid] = tuple(row.get(c) for c in text_cols)
+            n = row.get(NUM_CLIPS) or 0
+            report.clips += len(row.get(CLIPS) or [])
+            order = (row.get(ANSWER) or {}).get("order") or []
+            all_identity = all_identity and list(order) == list(range(1, n + 1))
+            identity_p /= math.factorial(max(n, 0))
+            videos.append(VideoStats.from_row(row))
+    report.videos = len(videos)
+    if videos and all_identity and identity_p < UNSHUFFLED_P:
+        problems.append(
+            Problem(
+                CLIP_DATA_DIR,
+                "every video's clips are labelled in chronological order "
+                f"(chance {identity_p:.1e}): the labels give the order away",
+                column=f"{ANSWER}.order",
+            )
+        )
+
+    in_text: set[str] = set()
+    for path in text_paths:
+        rel = f"{TEXT_DATA_DIR}/{path.name}"
+        pf = _open(rel, path, problems)
+        if pf is None:
+            continue
+        problems += _check_schema(rel, pf, "text")
+        text_infos.append(shard_info(path))
+        for i, row in enumerate(_rows(pf)):
+            vid = row.get(VIDEO_ID)
+            if vid in in_text:
+                problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
+            in_text.add(vid)
+            clip_values = seen.get(vid)
+            if clip_values is None:
+                problems.append(Problem(rel, "video not in the clip shards", row=i, video_id=vid))
+                continue
+            for col, clip_value in zip(text_cols, clip_values, strict=True):
+                if row.get(col) != clip_value:
+                    problems.append(Problem(rel, "differs from the clip shards' row", i, vid, col))
+    for vid in sorted(set(seen) - in_text):
+        problems.append(Problem(TEXT_DATA_DIR, "video missing from the text shards", video_id=vid))
+
+    shards = WriteResult(
+        out_dir=root,
+        split=split,
+        clip_shards=tuple(clip_infos),
+        text_shards=tuple(text_infos),
+        videos=tuple(videos),
+    )
+    problems += _check_card(root, shards)
+    return report
+
+
+def validate(
+    out_dir: Path,
+    *,
+    split: str = SPLIT,
+    tolerance_frames: float = TOLERANCE_FRAMES,
+    quick: bool = False,
+) -> list[Problem]:
+    """Every problem of a built folder; an empty list means it is good."""
+    return validate_report(
+        out_dir, split=split, tolerance_frames=tolerance_frames, quick=quick
+    ).problems
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", type=Path, help="a built SPLICE folder (README.md, data/, text/)")
+    parser.add_argument("--split", default=SPLIT, help=f"split to check (default {SPLIT})")
+    parser.add_argument(
+        "--tolerance-frames",
+        type=float,
+        default=TOLERANCE_FRAMES,
+        help="allowed difference between a clip and its segment, in frames (default 1)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="read clip packets instead of decoding every frame (timing checks only)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not Path(args.dir).is_dir():
+        print(f"{args.dir}: not a folder")
+        return 1
+    report = validate_report(
+        args.dir, split=args.split, tolerance_frames=args.tolerance_frames, quick=args.quick
+    )
+    for problem in report.problems:
+        print(problem)
+    if report.problems:
+        print(f"{len(report.problems)} problem(s) in {args.dir}")
+        return 1
+    print(report.summary())
+    return 0
+
+
+__all__ = [
+    "ClipProbe",
+    "Problem",
+    "ValidationReport",
+    "add_arguments",
+    "probe_clip",
+    "run",
+    "validate",
+    "validate_report",
+]

@@ -1,0 +1,284 @@
+"""``splice baseline NAME``: reference answers that need no model, in the one prediction format.
+
+- ``random``: a seeded uniform permutation per video (its expected score is known exactly;
+  the report shows the metric's exact expectation beside the sampled run).
+- ``identity``: the clips in the order they are shown (``Video 1, Video 2, ...``). The
+  shuffle is uniform, so this scores like random in expectation; a build whose identity
+  score is far from it has a broken shuffle.
+- ``taxonomy-prior`` (text only): each caption is a COIN step label; order the clips by the
+  position of their step in the task's step list in the COIN taxonomy. COIN lists a task's
+  steps roughly in the order they are done, so this measures how much the text config can
+  be solved by a language prior with no understanding of the clips (paper Section 7.3).
+  Captions naming the same step keep their label order (nothing tells them apart).
+- ``visual-similarity`` (video only): the shortcut the paper suspects in Section 7.5.
+  Every clip is summarised by colour histograms of its first and last sampled frames; the
+  clips are chained so that each clip's last frame leads to the most similar first frame
+  of a clip not yet used. The chain starts from the clip whose first frame is least
+  similar to the last frame of any other clip (the one that most looks like nothing comes
+  before it). Similarity is histogram intersection; ties go to the lower label.
+
+Every answer is written as the model-style text ``<order>Video 2, Video 1</order>`` and
+parsed back with ``splice_metric.parse_order``, the project's one parser of answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import splice_dataset as schema
+from splice_metric import PAPER_METRICS, parse_order, score
+
+from .builddata import iter_rows
+from .predictions import Prediction, write_predictions
+
+NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
+# Which configs a baseline can answer: it only reads inputs every one of them has.
+CONFIGS_OF: dict[str, tuple[str, ...]] = {
+    "random": schema.CONFIGS,
+    "identity": schema.CONFIGS,
+    "taxonomy-prior": ("text", "video_text"),
+    "visual-similarity": ("video", "video_text"),
+}
+HIST_BINS = 8  # per RGB channel: 512-bin colour histograms
+FRAMES_PER_CLIP = 8  # sampled uniformly; the first and last samples are used
+HIST_MAX_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
+
+
+# --- the four answer rules ------------------------------------------------------------
+
+
+def random_order(seed: int, video_id: str, num_clips: int) -> list[int]:
+    """A uniform permutation of the labels, fixed by (seed, video id)."""
+    labels = list(range(1, num_clips + 1))
+    random.Random(f"splice-random-baseline:{seed}:{video_id}").shuffle(labels)
+    return labels
+
+
+def identity_order(num_clips: int) -> list[int]:
+    return list(range(1, num_clips + 1))
+
+
+def taxonomy_prior_order(task: str, captions: Sequence[str]) -> list[int]:
+    """Labels sorted by the taxonomy position of their caption's step within the task.
+
+    A caption that is not a step of the task (not produced by a SPLICE build, whose ingest
+    checks every label) goes after the known ones."""
+    from splice_build import taxonomy
+
+    try:
+        steps = taxonomy.load().task(task).steps
+    except KeyError as exc:
+        raise ValueError(f"taxonomy-prior: {exc.args[0]}") from None
+    position = {s.label: i for i, s in enumerate(steps)}
+    unknown = len(steps)
+    keyed = [(position.get(c.strip(), unknown), k) for k, c in enumerate(captions, 1)]
+    return [k for _, k in sorted(keyed)]
+
+
+def colour_histogram(frame: np.ndarray, bins: int = HIST_BINS) -> np.ndarray:
+    """Normalised joint RGB histogram of an HxWx3 uint8 frame."""
+    q = (frame.reshape(-1, 3).astype(np.uint16) * bins) >> 8
+    idx = (q[:, 0] * bins + q[:, 1]) * bins + q[:, 2]
+    hist = np.bincount(idx, minlength=bins**3).astype(np.float64)
+    return hist / max(hist.sum(), 1.0)
+
+
+def chain_order(first: Sequence[np.ndarray], last: Sequence[np.ndarray]) -> list[int]:
+    """Greedy last-frame -> first-frame chain over clips (see the module docstring)."""
+    n = len(first)
+    if n != len(last):
+        raise ValueError("need a first and a last histogram per clip")
+    if n == 0:
+        return []
+    # sim[i, j]: how well clip j's first frame follows clip i's last frame.
+    sim = np.array([[np.minimum(last[i], first[j]).sum() for j in range(n)] for i in range(n)])
+    np.fill_diagonal(sim, -np.inf)
+    best_predecessor = sim.max(axis=0) if n > 1 else np.zeros(1)
+    start = int(np.argmin(best_predecessor))  # argmin takes the lowest index on ties
+    chain, used = [start], {start}
+    while len(chain) < n:
+        row = sim[chain[-1]].copy()
+        row[list(used)] = -np.inf
+        nxt = int(np.argmax(row))
+        chain.append(nxt)
+        used.add(nxt)
+    return [i + 1 for i in chain]
+
+
+def clip_histograms(clip: bytes, frames: int = FRAMES_PER_CLIP) -> tuple[np.ndarray, np.ndarray]:
+    """Histograms of the first and last of ``frames`` uniformly sampled frames of a clip
+    (``sample_frames``' bin centres: the first lies 1/16 of the clip in for 8 frames)."""
+    sampled = schema.sample_frames(clip, num_frames=frames, max_side=HIST_MAX_SIDE).frames
+    if len(sampled) == 0:
+        raise ValueError("clip has no decodable frames")
+    return colour_histogram(sampled[0]), colour_histogram(sampled[-1])
+
+
+# --- running on a build ---------------------------------------------------------------
+
+
+def _columns(name: str, config: str) -> list[str]:
+    cols = [schema.VIDEO_ID, schema.NUM_CLIPS]
+    if name == "taxonomy-prior":
+        cols += [schema.TASK, schema.CAPTIONS]
+    if name == "visual-similarity":
+        cols += [schema.CLIPS]
+    assert all(c in schema.MODEL_FACING[config] for c in cols)  # never the answer
+    return cols
+
+
+def answer(name: str, row: Mapping, seed: int = 0) -> list[int]:
+    """One baseline's order for one dataset row (model-facing columns only)."""
+    n = int(row[schema.NUM_CLIPS])
+    vid = row[schema.VIDEO_ID]
+    if name == "random":
+        return random_order(seed, vid, n)
+    if name == "identity":
+        return identity_order(n)
+    if name == "taxonomy-prior":
+        return taxonomy_prior_order(row[schema.TASK], row[schema.CAPTIONS])
+    if name == "visual-similarity":
+        hists = []
+        for k, clip in enumerate(row[schema.CLIPS], 1):
+            try:
+                hists.append(clip_histograms(clip["bytes"]))
+            except Exception as exc:  # noqa: BLE001 - name the video and clip
+                raise ValueError(f"video {vid}: Video {k}: {exc}") from exc
+        return chain_order([h[0] for h in hists], [h[1] for h in hists])
+    raise ValueError(f"unknown baseline {name!r}; expected one of {NAMES}")
+
+
+def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> Iterator[Prediction]:
+    """Predictions of a baseline for every video of a build's config."""
+    if name not in NAMES:
+        raise ValueError(f"unknown baseline {name!r}; expected one of {NAMES}")
+    if config not in CONFIGS_OF[name]:
+        raise ValueError(f"baseline {name!r} answers configs {CONFIGS_OF[name]}, not {config!r}")
+    batch = 2 if name == "visual-similarity" else 256
+    for row in iter_rows(build, config, _columns(name, config), batch_size=batch):
+        raw = schema.answer_text(answer(name, row, seed))
+        extra = {"seed": seed} if name == "random" else {}
+        yield Prediction(
+            video_id=row[schema.VIDEO_ID],
+            config=config,
+            model=name,
+            raw_output=raw,
+            order=parse_order(raw),
+            extra=extra,
+        )
+
+
+# --- the taxonomy prior on COIN's own annotation file ----------------------------------
+
+
+@dataclass(frozen=True)
+class PriorCase:
+    video_id: str
+    task: str
+    num_clips: int
+    reference: list[int]  # chronological labels, as a build would store them
+    prediction: list[int]
+
+
+def taxonomy_prior_on_coin(database: Mapping, seed: int = 0) -> list[PriorCase]:
+    """The taxonomy prior on COIN.json entries (``{"database": ...}``'s value), no video.
+
+    Entries go through the build's own ingest (validation, aliases) and its 2..7-step
+    rule; each is shuffled with the build's permutation for ``seed``, so the numbers are
+    what the text config of a full build would give."""
+    from splice_build import ingest, shuffle
+
+    entries, _skips = ingest.parse_database(database)
+    cases = []
+    for e in entries:
+        n = e.num_steps
+        if not schema.MIN_CLIPS <= n <= schema.MAX_CLIPS:
+            continue
+        perm = shuffle.permutation(seed, e.video_id, n)  # label k shows chronological perm[k-1]
+        captions = [e.steps[p].label for p in perm]
+        reference = list(shuffle.answer_order(perm))
+        cases.append(
+            PriorCase(e.video_id, e.task, n, reference, taxonomy_prior_order(e.task, captions))
+        )
+    return cases
+
+
+def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
+    """Mean binary/Hamming/LCS/edit overall and by clip count, from the metric."""
+    cases = list(cases)
+    result = score([c.prediction for c in cases], [c.reference for c in cases])
+    cells = {"all": result, **{str(n): cell for n, cell in result["by_num_clips"].items()}}
+    return {
+        key: {"videos": cell["count"], **{m: cell[m] for m in PAPER_METRICS}}
+        for key, cell in cells.items()
+    }
+
+
+# --- command line -------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", choices=NAMES)
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--data", type=Path, help="built SPLICE folder")
+    src.add_argument(
+        "--coin",
+        type=Path,
+        help="taxonomy-prior only: a COIN.json-format file, scored without any video",
+    )
+    parser.add_argument("--config", choices=schema.CONFIGS, default=None)
+    parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    parser.add_argument("--seed", type=int, default=0, help="seed (random; --coin shuffle)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.coin is not None:
+        return _run_coin(args)
+    config = args.config or CONFIGS_OF[args.name][0]
+    try:
+        path = write_predictions(args.out, run_baseline(args.name, args.data, config, args.seed))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"splice baseline {args.name}: {exc}")
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+def _run_coin(args: argparse.Namespace) -> int:
+    if args.name != "taxonomy-prior":
+        print("splice baseline: --coin works with taxonomy-prior only")
+        return 2
+    data = json.loads(args.coin.read_text(encoding="utf-8"))
+    cases = taxonomy_prior_on_coin(data.get("database", data), args.seed)
+    write_predictions(
+        args.out,
+        (
+            Prediction(
+                c.video_id,
+                "text",
+                "taxonomy-prior",
+                schema.answer_text(c.prediction),
+                c.prediction,
+                {"reference": c.reference, "task": c.task, "source": args.coin.name},
+            )
+            for c in cases
+        ),
+    )
+    print(markdown_prior_table(score_cases(cases)))
+    return 0
+
+
+def markdown_prior_table(scores: Mapping[str, Mapping[str, float]]) -> str:
+    lines = ["| clips | videos | binary | Hamming | LCS | edit |", "|---|---|---|---|---|---|"]
+    for key, s in scores.items():
+        lines.append(
+            f"| {key} | {s['videos']} | " + " | ".join(f"{s[m]:.4f}" for m in PAPER_METRICS) + " |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,526 @@
+"""``splice report``: score prediction files against a build and write the paper's tables
+and figures as Markdown + PNG.
+
+What it shows, after the paper:
+- Tables 2 and 5: binary, Hamming, LCS and edit distance per model and config, with the
+  exact random expectation (the metric's ``random_baseline``) and any human predictions;
+- Fig. 2: binary accuracy against the number of clips;
+- Figs. 3, 5-7: binary accuracy by domain and by duration bin (Table 6's bins), with the
+  metric's 95% bootstrap intervals;
+- Section 7.5: how often the first and last chronological clips are put next to each
+  other, for videos with 4 or more clips, against chance. For a uniformly random order of
+  n clips, the two are adjacent with probability 2/n (n-1 adjacent position pairs, 2
+  orders each, out of n(n-1) ordered position pairs); chance for a set of videos is the
+  mean of 2/n over them;
+- Tables 3-4: binary accuracy on the reasoning-type task groups of
+  ``splice_eval/data/reasoning_groups.json``.
+
+Every score comes from ``splice_metric``; a video of the build without a prediction in a
+file is scored as an invalid (empty) prediction and counted as missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from splice_build.stats import BIN_LABELS, duration_bin
+from splice_metric import PAPER_METRICS, random_baseline, score
+
+from .annotate import HUMAN_MODEL
+from .builddata import VideoMeta, read_meta
+from .predictions import read_predictions
+
+METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
+CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
+RANDOM_ROW = "Random (exact)"
+ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
+CONFIDENCE = 0.95
+
+
+@dataclass
+class Run:
+    """One model's predictions on one config, aligned with the build's videos."""
+
+    model: str
+    config: str
+    videos: list[VideoMeta]
+    orders: list[list[int] | None]  # None: missing or unparsable (scored invalid)
+    missing: int = 0
+    invalid: int = 0
+    extra_videos: list[str] = field(default_factory=list)  # predicted, not in the build
+
+
+def reasoning_groups() -> list[dict]:
+    """The named task lists of Tables 3-4 (see the data file for sources and derivation)."""
+    text = resources.files("splice_eval").joinpath("data", "reasoning_groups.json").read_text()
+    return json.loads(text)["groups"]
+
+
+def load_runs(paths: Sequence[str | Path], meta: dict[str, VideoMeta]) -> list[Run]:
+    """Group predictions by (model, config); each covers every video of the build."""
+    collected: dict[tuple[str, str], dict[str, list[int] | None]] = {}
+    for path in paths:
+        for p in read_predictions(path):
+            table = collected.setdefault((p.model, p.config), {})
+            if p.video_id in table:
+                raise ValueError(f"{path}: {p.model}/{p.config} predicts video {p.video_id} twice")
+            table[p.video_id] = p.order
+    videos = [meta[v] for v in sorted(meta)]
+    runs = []
+    for (model, config), table in sorted(collected.items()):
+        orders, missing, invalid = [], 0, 0
+        for v in videos:
+            order = table.get(v.video_id)
+            if v.video_id not in table:
+                missing += 1
+            if order is None:
+                invalid += 1
+            orders.append(list(order) if order is not None else None)
+        extra = sorted(set(table) - set(meta))
+        runs.append(Run(model, config, videos, orders, missing, invalid, extra))
+    return runs
+
+
+# --- scoring (all through splice_metric) ----------------------------------------------
+
+
+def score_run(run: Run, keys: Sequence[str] | None = None, mask: np.ndarray | None = None) -> dict:
+    """The metric's result (with 95% intervals and the exact random expectation) for a run,
+    optionally broken down by one key per video and restricted to a subset of videos."""
+    idx = range(len(run.videos)) if mask is None else np.flatnonzero(mask)
+    return score(
+        [run.orders[i] for i in idx],
+        [list(run.videos[i].order) for i in idx],
+        groups=None if keys is None else [keys[i] for i in idx],
+        random_baseline=True,
+        confidence_level=CONFIDENCE,
+        seed=0,
+    )
+
+
+def random_expectation(num_clips: Sequence[int]) -> dict[str, float]:
+    """The metric's exact expected scores of uniformly random orders for these clip counts."""
+    if not len(num_clips):
+        return {m: math.nan for m in PAPER_METRICS}
+    result = random_baseline(num_clips)
+    return {m: result[m] for m in PAPER_METRICS}
+
+
+def adjacency(run: Run) -> dict[str, float]:
+    """Section 7.5: first and last chronological clips predicted next to each other."""
+    adjacent = first_before_last = valid = 0
+    chance = []
+    for v, order in zip(run.videos, run.orders, strict=True):
+        n = v.num_clips
+        if n < ADJACENCY_MIN_CLIPS:
+            continue
+        chance.append(2 / n)
+        if order is None or sorted(order) != sorted(v.order):
+            continue  # an invalid answer says nothing about adjacency
+        valid += 1
+        pos_first, pos_last = order.index(v.order[0]), order.index(v.order[-1])
+        adjacent += abs(pos_first - pos_last) == 1
+        first_before_last += pos_first < pos_last
+    return {
+        "videos": len(chance),
+        "valid": valid,
+        "adjacent_rate": adjacent / valid if valid else math.nan,
+        "chance": float(np.mean(chance)) if chance else math.nan,
+        "first_before_last_rate": first_before_last / valid if valid else math.nan,
+    }
+
+
+# --- the report's content -------------------------------------------------------------
+
+
+def _rows(result: dict, breakdown: str, order: Sequence) -> list[dict]:
+    """Binary accuracy, interval and random expectation per key of a breakdown."""
+    rows = []
+    for key in order:
+        cell = result[breakdown].get(key)
+        if cell is None:
+            continue
+        lo, hi = cell["confidence_intervals"]["binary_accuracy"]
+        rows.append(
+            {
+                "key": str(key),
+                "videos": cell["count"],
+                "mean": cell["binary_accuracy"],
+                "lo": lo,
+                "hi": hi,
+                "random": result["random_baseline"][breakdown][key]["binary_accuracy"],
+            }
+        )
+    return rows
+
+
+def duration_key(duration: float) -> str:
+    """A video's duration bin, labelled as Table 6 (and the card's statistics) label it."""
+    return BIN_LABELS[duration_bin(duration)]
+
+
+def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
+    """All numbers of the report as plain data (also written as report.json)."""
+    videos = [meta[v] for v in sorted(meta)]
+    counts = [v.num_clips for v in videos]
+    clip_keys = sorted(set(counts))
+    domains = sorted({v.domain for v in videos})
+    groups = reasoning_groups()
+    out: dict = {
+        "videos": len(videos),
+        "random_exact": random_expectation(counts),
+        "random_by_clips": {str(n): random_expectation([n])["binary_accuracy"] for n in clip_keys},
+        "runs": [],
+    }
+    for run in runs:
+        overall = score_run(run)
+        ci = overall["confidence_intervals"]
+        by_domain = score_run(run, [v.domain for v in run.videos])
+        by_duration = score_run(run, [duration_key(v.duration) for v in run.videos])
+        group_rows = []
+        for g in groups:
+            members = set(g["tasks"])
+            mask = np.array([v.task in members for v in run.videos], dtype=bool)
+            row = {"group": g["name"], "table": g["table"], "videos": int(mask.sum())}
+            if mask.any():
+                res = score_run(run, mask=mask)
+                lo, hi = res["confidence_intervals"]["binary_accuracy"]
+                row |= {
+                    "binary": res["binary_accuracy"],
+                    "lo": lo,
+                    "hi": hi,
+                    "random": res["random_baseline"]["binary_accuracy"],
+                }
+            else:
+                row |= {"binary": math.nan, "lo": math.nan, "hi": math.nan, "random": math.nan}
+            group_rows.append(row)
+        out["runs"].append(
+            {
+                "model": run.model,
+                "config": run.config,
+                "missing": run.missing,
+                "invalid": run.invalid,
+                "extra_videos": len(run.extra_videos),
+                "overall": {
+                    m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
+                },
+                "by_clips": _rows(overall, "by_num_clips", clip_keys),
+                "by_domain": _rows(by_domain, "by_group", domains),
+                "by_duration": _rows(by_duration, "by_group", BIN_LABELS),
+                "adjacency": adjacency(run),
+                "reasoning_groups": group_rows,
+            }
+        )
+    return out
+
+
+# --- Markdown -------------------------------------------------------------------------
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return "–" if x is None or math.isnan(x) else f"{100 * x:.2f}"
+
+
+def _row_order(runs: Sequence[dict]) -> list[str]:
+    models = sorted({r["model"] for r in runs})
+    first = [m for m in ("random", HUMAN_MODEL) if m in models]
+    return first + [m for m in models if m not in first]
+
+
+def _configs(runs: Sequence[dict]) -> list[str]:
+    present = {r["config"] for r in runs}
+    return [c for c in CONFIG_TITLES if c in present]
+
+
+def _metric_table(report: dict, metrics: Sequence[str]) -> list[str]:
+    runs = report["runs"]
+    configs = _configs(runs)
+    cell = {(r["model"], r["config"]): r for r in runs}
+    head = ["Model"] + [f"{CONFIG_TITLES[c]} {METRIC_TITLES[m]}" for c in configs for m in metrics]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rnd = report["random_exact"]
+    lines.append(
+        "| " + " | ".join([RANDOM_ROW] + [_fmt(rnd[m]) for _c in configs for m in metrics]) + " |"
+    )
+    for model in _row_order(runs):
+        vals = []
+        for c in configs:
+            r = cell.get((model, c))
+            vals += [_fmt(r["overall"][m]["mean"]) if r else "–" for m in metrics]
+        lines.append("| " + " | ".join([model] + vals) + " |")
+    return lines
+
+
+def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str]) -> str:
+    runs = report["runs"]
+    out = [
+        "# SPLICE results",
+        "",
+        f"{report['videos']} videos. Prediction files: "
+        + ", ".join(f"`{s}`" for s in sources)
+        + ".",
+        f"`{RANDOM_ROW}` is the metric's exact expectation of uniformly random orders for this "
+        "build's clip counts. Edit distance is absolute (lower is better); the other metrics "
+        "are means in [0, 1]. Intervals are the metric's seeded 95% bootstrap intervals.",
+        "",
+        "## Coverage",
+        "",
+        "| Model | Config | missing | invalid (incl. missing) | not in build |",
+        "|---|---|---|---|---|",
+    ]
+    for r in runs:
+        out.append(
+            f"| {r['model']} | {r['config']} | {r['missing']} | {r['invalid']} "
+            f"| {r['extra_videos']} |"
+        )
+    out += ["", "## Binary and Hamming accuracy (layout of Table 2)", ""]
+    out += _metric_table(report, PAPER_METRICS[:2])
+    out += ["", "## All metrics (layout of Table 5)", ""]
+    out += _metric_table(report, PAPER_METRICS)
+
+    out += ["", "## Binary accuracy by number of clips (Fig. 2, Fig. 7)", ""]
+    clip_keys = list(report["random_by_clips"])
+    out.append("| Model | Config | " + " | ".join(f"{k} clips" for k in clip_keys) + " |")
+    out.append("|---|---|" + "---|" * len(clip_keys))
+    out.append(
+        f"| {RANDOM_ROW} | all | "
+        + " | ".join(_pct(report["random_by_clips"][k]) for k in clip_keys)
+        + " |"
+    )
+    for r in runs:
+        got = {row["key"]: row for row in r["by_clips"]}
+        vals = [_ci_pct(got[k]) if k in got else "–" for k in clip_keys]
+        out.append(f"| {r['model']} | {r['config']} | " + " | ".join(vals) + " |")
+    if "clips" in figures:
+        out += ["", f"![binary accuracy by number of clips]({figures['clips']})"]
+
+    for what, title in (
+        ("domain", "domain (Fig. 3 top, Fig. 5)"),
+        ("duration", "duration (Fig. 3 bottom, Fig. 6)"),
+    ):
+        out += ["", f"## Binary accuracy (%) by {title}", ""]
+        keys: list[str] = []
+        for r in runs:
+            for row in r[f"by_{what}"]:
+                if row["key"] not in keys:
+                    keys.append(row["key"])
+        out.append("| Model | Config | " + " | ".join(keys) + " |")
+        out.append("|---|---|" + "---|" * len(keys))
+        for r in runs:
+            got = {row["key"]: row for row in r[f"by_{what}"]}
+            out.append(
+                f"| {r['model']} | {r['config']} | "
+                + " | ".join(_ci_pct(got[k]) if k in got else "–" for k in keys)
+                + " |"
+            )
+        first = runs[0][f"by_{what}"] if runs else []
+        out.append(
+            "| videos / random | | "
+            + " | ".join(f"{row['videos']} / {_pct(row['random'])}" for row in first)
+            + " |"
+        )
+        for config, name in sorted(figures.items()):
+            if config.startswith(f"{what}:"):
+                out += ["", f"![binary accuracy by {what}, {config.split(':', 1)[1]}]({name})"]
+
+    out += [
+        "",
+        "## First and last clips adjacent "
+        f"(Section 7.5, videos with >= {ADJACENCY_MIN_CLIPS} clips)",
+        "",
+        "Chance for n clips is 2/n (the first and last chronological clips land in adjacent "
+        "positions of a uniformly random order with probability 2(n-1)/(n(n-1))); the chance "
+        "column is its mean over the videos. Invalid answers are left out of the rates.",
+        "",
+        "| Model | Config | videos | valid | adjacent % | chance % | first before last % |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        a = r["adjacency"]
+        out.append(
+            f"| {r['model']} | {r['config']} | {a['videos']} | {a['valid']} | "
+            f"{_pct(a['adjacent_rate'])} | {_pct(a['chance'])} | "
+            f"{_pct(a['first_before_last_rate'])} |"
+        )
+
+    out += [
+        "",
+        "## Reasoning-type groups (Tables 3-4)",
+        "",
+        "Binary accuracy (%) on the task groups of `splice_eval/data/reasoning_groups.json`. "
+        "The paper does not list its groups' tasks; these lists are derived from its "
+        "definitions (the file quotes them and says which lists are judgement calls).",
+        "",
+    ]
+    if runs:
+        names = [g["group"] for g in runs[0]["reasoning_groups"]]
+        tables = [g["table"] for g in runs[0]["reasoning_groups"]]
+        out.append(
+            "| Model | Config | "
+            + " | ".join(f"{n} ({t})" for n, t in zip(names, tables, strict=True))
+            + " |"
+        )
+        out.append("|---|---|" + "---|" * len(names))
+        g0 = runs[0]["reasoning_groups"]
+        out.append("| videos | | " + " | ".join(str(g["videos"]) for g in g0) + " |")
+        out.append(f"| {RANDOM_ROW} | | " + " | ".join(_pct(g["random"]) for g in g0) + " |")
+        for r in runs:
+            out.append(
+                f"| {r['model']} | {r['config']} | "
+                + " | ".join(_pct(g["binary"]) for g in r["reasoning_groups"])
+                + " |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def _ci_pct(row: dict) -> str:
+    if math.isnan(row["mean"]):
+        return "–"
+    return f"{100 * row['mean']:.1f} [{100 * row['lo']:.1f}, {100 * row['hi']:.1f}]"
+
+
+# --- figures --------------------------------------------------------------------------
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _label(r: dict) -> str:
+    return f"{r['model']} ({CONFIG_TITLES[r['config']]})"
+
+
+def plot_by_clips(report: dict, path: Path) -> Path:
+    """Fig. 2: binary accuracy against the number of clips, human and random marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    keys = list(report["random_by_clips"])
+    xs = [int(k) for k in keys]
+    ax.plot(xs, [report["random_by_clips"][k] for k in keys], "--", color="gray", label=RANDOM_ROW)
+    for r in report["runs"]:
+        rows = r["by_clips"]
+        x = [int(row["key"]) for row in rows]
+        y = np.array([row["mean"] for row in rows])
+        err = np.array([[row["mean"] - row["lo"], row["hi"] - row["mean"]] for row in rows]).T
+        style = {"color": "red", "linewidth": 2.5} if r["model"] == HUMAN_MODEL else {}
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=_label(r), **style)
+    ax.set_xlabel("number of clips")
+    ax.set_ylabel("binary accuracy")
+    ax.set_xticks(xs)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
+    """Figs. 3, 5-6: bars per model with 95% intervals; human red and random gray dashes."""
+    plt = _pyplot()
+    runs = [r for r in report["runs"] if r["config"] == config]
+    models = [r for r in runs if r["model"] != HUMAN_MODEL]
+    human = next((r for r in runs if r["model"] == HUMAN_MODEL), None)
+    keys = [row["key"] for row in runs[0][f"by_{what}"]] if runs else []
+    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(keys) + 4), 4.8), dpi=100)
+    width = 0.8 / max(len(models), 1)
+    x = np.arange(len(keys))
+    for i, r in enumerate(models):
+        got = {row["key"]: row for row in r[f"by_{what}"]}
+        mean = np.array([got[k]["mean"] for k in keys])
+        err = np.array(
+            [[got[k]["mean"] - got[k]["lo"], got[k]["hi"] - got[k]["mean"]] for k in keys]
+        ).T
+        ax.bar(x - 0.4 + width * (i + 0.5), mean, width, yerr=err, capsize=2, label=r["model"])
+    rand = {row["key"]: row["random"] for row in runs[0][f"by_{what}"]} if runs else {}
+    for j, k in enumerate(keys):
+        ax.hlines(
+            rand[k],
+            j - 0.45,
+            j + 0.45,
+            colors="gray",
+            linestyles="dashed",
+            label="random (weighted)" if j == 0 else None,
+        )
+        if human:
+            got = {row["key"]: row for row in human[f"by_{what}"]}
+            if k in got:
+                ax.hlines(
+                    got[k]["mean"],
+                    j - 0.45,
+                    j + 0.45,
+                    colors="red",
+                    linestyles="dashed",
+                    label="human" if j == 0 else None,
+                )
+    ax.set_xticks(x)
+    ax.set_xticklabels(keys, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("binary accuracy")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Binary accuracy by {what}, {CONFIG_TITLES[config]}")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_report(
+    prediction_files: Sequence[str | Path], build: str | Path, out: str | Path
+) -> Path:
+    """Score the files against the build; write report.md, report.json and PNG figures."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = read_meta(build)
+    runs = load_runs(prediction_files, meta)
+    report = build_report(runs, meta)
+    figures: dict[str, str] = {}
+    if report["runs"]:
+        figures["clips"] = plot_by_clips(report, out / "accuracy_by_clips.png").name
+        for config in _configs(report["runs"]):
+            for what in ("domain", "duration"):
+                name = f"accuracy_by_{what}_{config}.png"
+                plot_by_key(report, what, config, out / name)
+                figures[f"{what}:{config}"] = name
+    (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    sources = [str(p) for p in prediction_files]
+    (out / "report.md").write_text(render_markdown(report, figures, sources), encoding="utf-8")
+    return out / "report.md"
+
+
+# --- command line -------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("predictions", type=Path, nargs="+", help="prediction JSONL files")
+    parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
+    parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        path = write_report(args.predictions, args.data, args.out)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"splice report: {exc}")
+        return 2
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,226 @@
+"""``splice score``: score prediction files against a build's answers.
+
+The answers come from the build's text shards (small, no video bytes), so scoring never
+touches the clips. Every (file, model, config) in the prediction files is one run; a video
+of the build that a run has no prediction for counts as an invalid prediction, so a run
+that silently skipped hard videos cannot look better than it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import splice_dataset as sd
+from splice_eval.builddata import read_meta
+from splice_eval.predictions import read_predictions
+from splice_metric import METRICS
+from splice_metric import score as score_orders
+
+# Table column headers by metric name (the columns follow METRICS' order).
+_COLUMNS = {
+    "binary_accuracy": "binary",
+    "hamming_accuracy": "hamming",
+    "lcs_ratio": "lcs",
+    "edit_distance": "edit",
+    "kendall_tau": "tau",
+    "pairwise_accuracy": "pairwise",
+    "invalid_rate": "invalid",
+}
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The build's ground truth, one entry per video, in video_id order."""
+
+    video_ids: list[str]
+    orders: list[list[int]]
+    columns: dict[str, list[Any]]  # num_clips, domain, task, ... aligned with video_ids
+
+
+@dataclass
+class Run:
+    """Predictions of one model on one config, read from one file."""
+
+    source: Path
+    model: str
+    config: str
+    orders: dict[str, list[int] | None] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.source.name}:{self.model}/{self.config}"
+
+
+def read_answers(build_dir: str | Path) -> Answers:
+    """Answers from the build's text shards, read by `builddata.read_meta` (which also
+    refuses a repeated video or one without an answer order)."""
+    try:
+        meta = read_meta(build_dir)
+    except FileNotFoundError:
+        raise ValueError(
+            f"{build_dir}: no text shards matching {sd.data_files_pattern('text')} "
+            "(is this a SPLICE build folder?)"
+        ) from None
+    videos = [meta[v] for v in sorted(meta)]
+    return Answers(
+        video_ids=[v.video_id for v in videos],
+        orders=[list(v.order) for v in videos],
+        columns={
+            sd.NUM_CLIPS: [v.num_clips for v in videos],
+            sd.DOMAIN: [v.domain for v in videos],
+            sd.TASK: [v.task for v in videos],
+        },
+    )
+
+
+def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
+    """Runs of the prediction files; a duplicate or unknown video raises naming both."""
+    known = set(answers.video_ids)
+    runs: dict[tuple[Path, str, str], Run] = {}
+    for path in map(Path, paths):
+        for pred in read_predictions(path):
+            if pred.video_id not in known:
+                raise ValueError(
+                    f"{path}: video {pred.video_id!r} (model {pred.model!r}, config "
+                    f"{pred.config!r}) is not in the build"
+                )
+            run = runs.setdefault(
+                (path, pred.model, pred.config), Run(path, pred.model, pred.config)
+            )
+            if pred.video_id in run.orders:
+                raise ValueError(
+                    f"{path}: video {pred.video_id!r} has two predictions for model "
+                    f"{pred.model!r}, config {pred.config!r}"
+                )
+            run.orders[pred.video_id] = pred.order
+        if not any(key[0] == path for key in runs):
+            raise ValueError(f"{path}: no predictions")
+    return list(runs.values())
+
+
+def score_run(
+    run: Run,
+    answers: Answers,
+    groups: Sequence[str] = (),
+    random_baseline: bool = False,
+    confidence_level: float | None = None,
+    bootstrap_iterations: int = 1000,
+) -> dict[str, Any]:
+    """Scores of one run over every video of the build (missing videos are invalid)."""
+    predictions = [run.orders.get(vid) for vid in answers.video_ids]
+    result = score_orders(
+        predictions,
+        answers.orders,
+        random_baseline=random_baseline,
+        confidence_level=confidence_level,
+        bootstrap_iterations=bootstrap_iterations,
+    )
+    result["missing"] = sum(vid not in run.orders for vid in answers.video_ids)
+    if groups:
+        result["by_group"] = {}
+        for column in groups:
+            by = score_orders(
+                predictions,
+                answers.orders,
+                groups=answers.columns[column],
+                random_baseline=random_baseline,
+                confidence_level=confidence_level,
+                bootstrap_iterations=bootstrap_iterations,
+            )
+            result["by_group"][column] = by["by_group"]
+            if random_baseline:
+                result["random_baseline"].setdefault("by_group", {})[column] = by[
+                    "random_baseline"
+                ]["by_group"]
+    return {"file": str(run.source), "model": run.model, "config": run.config, **result}
+
+
+def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """A fixed-width table: one row per cell, count + every metric (+ CI of binary)."""
+    with_ci = any("confidence_intervals" in cell for _, cell in rows)
+    width = max([len(title)] + [len(name) for name, _ in rows])
+    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{_COLUMNS[m]:>8}" for m in METRICS)
+    if with_ci:
+        header += "  binary CI"
+    lines = [header, "-" * len(header)]
+    for name, cell in rows:
+        line = f"{name:<{width}}  {cell['count']:>6}  " + "  ".join(
+            f"{cell[m]:>8.4f}" for m in METRICS
+        )
+        if "confidence_intervals" in cell:
+            lo, hi = cell["confidence_intervals"]["binary_accuracy"]
+            line += f"  [{lo:.4f}, {hi:.4f}]"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
+    rows = [(f"{Path(r['file']).name}:{r['model']}/{r['config']}", r) for r in results]
+    if results and "random_baseline" in results[0]:
+        rows.append(("random (expected)", results[0]["random_baseline"]))
+    parts = [format_table("run", rows)]
+    parts += [
+        f"{name}: {r['missing']} video(s) without a prediction, scored as invalid"
+        for name, r in rows[: len(results)]
+        if r["missing"]
+    ]
+    for name, r in rows[: len(results)]:
+        by_n = [(f"{n} clips", cell) for n, cell in r["by_num_clips"].items()]
+        parts.append(format_table(f"{name} by number of clips", by_n))
+        for column in groups:
+            cells = [(str(label), cell) for label, cell in r["by_group"][column].items()]
+            parts.append(format_table(f"{name} by {column}", cells))
+    return "\n\n".join(parts)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("predictions", nargs="+", type=Path, help="prediction JSONL files")
+    parser.add_argument("--data", required=True, type=Path, help="a SPLICE build folder")
+    parser.add_argument(
+        "--groups",
+        nargs="*",
+        default=[],
+        choices=[sd.DOMAIN, sd.TASK, sd.NUM_CLIPS],
+        help="also break the scores down by these columns",
+    )
+    parser.add_argument(
+        "--random-baseline", action="store_true", help="add the expected random scores"
+    )
+    parser.add_argument(
+        "--confidence-level", type=float, default=None, help="bootstrap intervals, e.g. 0.95"
+    )
+    parser.add_argument("--bootstrap-iterations", type=int, default=1000)
+    parser.add_argument("--json", type=Path, default=None, help="also write all results here")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        answers = read_answers(args.data)
+        runs = read_runs(args.predictions, answers)
+        results = [
+            score_run(
+                r,
+                answers,
+                groups=args.groups,
+                random_baseline=args.random_baseline,
+                confidence_level=args.confidence_level,
+                bootstrap_iterations=args.bootstrap_iterations,
+            )
+            for r in runs
+        ]
+    except (OSError, ValueError) as exc:
+        print(f"splice score: error: {exc}", file=sys.stderr)
+        return 2
+    print(render(results, args.groups))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"data": str(args.data), "videos": len(answers.video_ids), "runs": results}
+        args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.json}")
+    return 0
