@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from splice_build.card import markdown_table
 from splice_build.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline, score
 
@@ -249,18 +250,15 @@ def _metric_table(report: dict, metrics: Sequence[str]) -> list[str]:
     configs = _configs(runs)
     cell = {(r["model"], r["config"]): r for r in runs}
     head = ["Model"] + [f"{CONFIG_TITLES[c]} {METRIC_TITLES[m]}" for c in configs for m in metrics]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     rnd = report["random_exact"]
-    lines.append(
-        "| " + " | ".join([RANDOM_ROW] + [_fmt(rnd[m]) for _c in configs for m in metrics]) + " |"
-    )
+    rows = [[RANDOM_ROW] + [_fmt(rnd[m]) for _c in configs for m in metrics]]
     for model in _row_order(runs):
         vals = []
         for c in configs:
             r = cell.get((model, c))
             vals += [_fmt(r["overall"][m]["mean"]) if r else "–" for m in metrics]
-        lines.append("| " + " | ".join([model] + vals) + " |")
-    return lines
+        rows.append([model] + vals)
+    return markdown_table(head, rows).split("\n")
 
 
 def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str]) -> str:
