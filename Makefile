@@ -43,10 +43,9 @@ clean:
 	rm -rf splice splice-work .pytest_cache
 
 # README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
-# from the annotation file); tests/test_readme.py checks it is current.
-COIN_JSON ?= ../shared/data/coin/COIN_partial_10070_official_subset.json
+# from the bundled annotation file); tests/test_readme.py checks it is current.
 readme: $(STAMP)
-	$(PY) -m splice_build.readme --annotations $(COIN_JSON) --out README.md
+	$(PY) -m splice_build.readme --out README.md
 
 $(LMMS_STAMP):
 	$(PYTHON) -m venv $(LMMS_VENV)

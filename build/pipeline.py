@@ -194,7 +194,12 @@ def _settings(config: BuildConfig) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--annotations", type=Path, required=True, help="COIN.json file")
+    parser.add_argument(
+        "--annotations",
+        type=Path,
+        default=ingest.BUNDLED_ANNOTATIONS,
+        help=ingest.BUNDLED_ANNOTATIONS_HELP,
+    )
     parser.add_argument(
         "--videos", type=Path, required=True, help="folder of source videos named <id>.<ext>"
     )

@@ -79,7 +79,12 @@ def _split_sections(markdown: str) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the repository README.md.")
-    parser.add_argument("--annotations", type=Path, required=True)
+    parser.add_argument(
+        "--annotations",
+        type=Path,
+        default=ingest.BUNDLED_ANNOTATIONS,
+        help=ingest.BUNDLED_ANNOTATIONS_HELP,
+    )
     parser.add_argument("--out", type=Path, default=Path("README.md"))
     args = parser.parse_args(argv)
     args.out.write_text(render_readme(args.annotations), "utf-8")

