@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import importlib.util
+import os
 import sys
+
+from splice_build.errors import USAGE_EXIT, UserError
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -32,6 +36,10 @@ def _parser(available: dict[str, tuple[str, str]]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="splice", description="Build, load and score the SPLICE benchmark."
     )
+    parser.add_argument("--version", action="version", version=f"splice {version()}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks (also: SPLICE_DEBUG=1)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_module, help_text) in available.items():
         sub.add_parser(name, help=help_text, description=help_text)
@@ -47,12 +55,32 @@ def _available() -> dict[str, tuple[str, str]]:
     return found
 
 
+def version() -> str:
+    try:
+        return importlib.metadata.version("splice-benchmark")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get("SPLICE_DEBUG", "") not in ("", "0")
+    while argv and argv[0] == "--debug":
+        debug, argv = True, argv[1:]
     available = _available()
     if not argv or argv[0] not in available:
-        _parser(available).parse_args(argv)  # prints usage / error and exits
-        return 2
+        _parser(available).parse_args(argv)  # prints usage / error (or --version) and exits
+        return USAGE_EXIT
+    try:
+        return _run(argv, available)
+    except UserError as e:
+        if debug:
+            raise
+        print(f"splice {argv[0]}: {e}", file=sys.stderr)
+        return USAGE_EXIT
+
+
+def _run(argv: list[str], available: dict[str, tuple[str, str]]) -> int:
     name, rest = argv[0], argv[1:]
     module_name, help_text = available[name]
     module = importlib.import_module(module_name)
