@@ -22,9 +22,9 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, validate, write
+from . import card, ingest, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
+from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
 from .workdir import WorkDir, work_key
 from .worker import VideoTask
@@ -133,7 +133,9 @@ def _cut_all(
     entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
 ) -> set[str]:
     """Cut every selected video not already in the work folder; return the ids that made it."""
-    tasks = [VideoTask(e, config.videos, work.root, config.cut, config.tolerance) for e in entries]
+    index = sources.index_sources(config.videos)
+    report.warnings.extend(sources.duplicate_warnings(index, [e.video_id for e in entries]))
+    tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
     included: set[str] = set()
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
@@ -158,6 +160,18 @@ def _cut_all(
             )
             bar.update()
     return included
+
+
+def video_tasks(
+    entries: list[VideoEntry], index: SourceIndex, work_root: Path, config: BuildConfig
+) -> list[VideoTask]:
+    """One task per video, carrying its source candidates from the driver's one index."""
+    return [
+        VideoTask(
+            e, config.videos, work_root, config.cut, config.tolerance, index.lookup(e.video_id)
+        )
+        for e in entries
+    ]
 
 
 def _shuffled(

@@ -75,6 +75,39 @@ class SourceInfo:
 
 
 @dataclass(frozen=True)
+class SourceCandidates:
+    """The files that may hold one video's source, from the build's one walk of the videos
+    folder (`sources.index_sources`): what the probe tries, in order, and what it tells the
+    user when there is nothing to try."""
+
+    video_id: str
+    paths: tuple[str, ...]  # POSIX paths relative to the videos folder, preferred first
+    files: int  # files the walk saw in the whole folder
+    folders: int  # folders it walked, the videos folder included
+    partial: tuple[str, ...] = ()  # this video's partial downloads, never candidates
+
+
+@dataclass(frozen=True)
+class SourceIndex:
+    """Every source file of a videos folder by video id, from one walk of it."""
+
+    root: Path
+    by_id: dict[str, tuple[str, ...]]  # video id -> relative paths, preferred first
+    partial: dict[str, tuple[str, ...]]  # video id -> its partial downloads
+    files: int
+    folders: int
+
+    def lookup(self, video_id: str) -> SourceCandidates:
+        return SourceCandidates(
+            video_id,
+            self.by_id.get(video_id, ()),
+            self.files,
+            self.folders,
+            self.partial.get(video_id, ()),
+        )
+
+
+@dataclass(frozen=True)
 class ProbedVideo:
     entry: VideoEntry
     source: SourceInfo
@@ -165,6 +198,8 @@ __all__ = [
     "ShuffledVideo",
     "Skip",
     "SkipVideo",
+    "SourceCandidates",
+    "SourceIndex",
     "SourceInfo",
     "Step",
     "VideoEntry",
