@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, sources, validate, write
+from . import card, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
 from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
@@ -71,16 +71,15 @@ class BuildResult:
 def run_build(config: BuildConfig) -> BuildResult:
     started = time.monotonic()
     report = BuildReport(settings=_settings(config))
-    annotations = ingest.load_annotations(config.annotations)
-    for skip in annotations.skips:
-        report.skip(skip)
-    selection = select.select(
-        annotations.entries,
+    annotations, selection = select.select_annotations(
+        config.annotations,
         subset_size=config.subset_size,
         seed=config.seed,
         curation=config.curation,
         limit=config.limit,
     )
+    for skip in annotations.skips:
+        report.skip(skip)
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
@@ -208,14 +207,13 @@ def _settings(config: BuildConfig) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    select.add_selection_arguments(parser)
     parser.add_argument(
-        "--annotations",
+        "--videos",
         type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
-    parser.add_argument(
-        "--videos", type=Path, required=True, help="folder of source videos named <id>.<ext>"
+        required=True,
+        help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
+        "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
     parser.add_argument(
@@ -224,14 +222,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
-    parser.add_argument(
-        "--limit", type=int, default=None, help="keep only the first N selected videos"
-    )
-    parser.add_argument(
-        "--subset-size", type=int, default=None, help="seeded random subset (the paper: 3600)"
-    )
-    parser.add_argument("--curation", type=Path, default=None, help="CSV video_id,decision,reason")
     parser.add_argument(
         "--max-side",
         type=int,
