@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, probe, select, shuffle, sources, validate, write
+from . import card, download_report, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
 from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
@@ -115,6 +115,9 @@ def run_build(config: BuildConfig) -> BuildResult:
         limit=config.limit,
         skipped_by_stage=report.skips_by_stage(),
         curation_sha256=_sha256(config.curation) if config.curation else None,
+        download=download_report.missing_among(
+            config.videos, [e.video_id for e in selection.selected]
+        ),
     )
     (staging / "README.md").write_text(
         card.render_card(written, provenance, extra_sections=sections), "utf-8"

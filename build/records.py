@@ -163,6 +163,26 @@ class ShuffledVideo:
     order: tuple[int, ...]  # chronological sequence of labels: the metric's reference
 
 
+@dataclass(frozen=True)
+class DownloadOutcome:
+    """What `splice download` did for one selected video (a row of download_report.json)."""
+
+    video_id: str
+    recipe_type: int
+    # "downloaded", "present" (already there and whole), "unavailable" (the source says so:
+    # not retried) or "failed" (transient errors on every attempt)
+    status: str
+    # unavailable: removed, private, age-restricted, geo-blocked, copyright, other;
+    # failed: network, timeout, incomplete, throttled, server
+    category: str = ""
+    reason: str = ""
+    file: str = ""  # POSIX path relative to the output folder
+    format: str = ""  # the format taken, as yt-dlp describes it
+    bytes: int = 0
+    attempts: int = 0
+    url: str = ""  # without user info or query (a mirror's token stays private)
+
+
 def to_jsonable(record: Any) -> Any:
     """A record as JSON-ready data (Paths become strings)."""
     return _paths_to_str(asdict(record))
@@ -194,6 +214,7 @@ __all__ = [
     "Clip",
     "CutSettings",
     "CutVideo",
+    "DownloadOutcome",
     "ProbedVideo",
     "ShuffledVideo",
     "Skip",
