@@ -207,6 +207,7 @@ class Fetcher:
         self.settings = settings
         self.index = index
         self.bytes = 0
+        self.cancel = threading.Event()  # set on Ctrl-C: downloads under way stop at once
         self._lock = threading.Lock()
 
     def fetch(self, entry: VideoEntry) -> DownloadOutcome:
@@ -228,14 +229,14 @@ class Fetcher:
         staging.mkdir(parents=True, exist_ok=True)
         outcome = replace(base, status="failed", category="network")
         for attempt in range(1, s.retries + 2):
-            if attempt > 1:
-                time.sleep(s.backoff * 2 ** (attempt - 2))
+            if attempt > 1 and self.cancel.wait(s.backoff * 2 ** (attempt - 2)):
+                break
             outcome = self._attempt(entry, url, staging, replace(outcome, attempts=attempt))
             if outcome.status != "failed":
                 break
         if outcome.status == "downloaded":
             outcome = self._place(entry, staging, outcome, broken)
-        if outcome.status != "failed":  # a failed one keeps its .part for the next run
+        if outcome.status != "failed" and not self.cancel.is_set():  # keep .part to resume
             shutil.rmtree(staging, ignore_errors=True)
         _remove_empty(s.out / STAGING)
         return outcome
@@ -285,6 +286,10 @@ class Fetcher:
             message = _clean_message(str(err.msg or err))
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
+        except Exception as err:  # one video's surprise must not stop the others
+            message = _clean_message(f"{type(err).__name__}: {err}")
+            status, category = classify(message)
+            return replace(outcome, status=status, category=category, reason=message)
         files = [Path(d["filepath"]) for d in (info or {}).get("requested_downloads", []) or []]
         files = [f for f in files if f.is_file()]
         if not files:
@@ -308,7 +313,7 @@ class Fetcher:
         s = self.settings
         staged = staging / outcome.file
         try:
-            probe.probe(
+            probed = probe.probe(
                 entry, staging, s.tolerance, SourceCandidates(entry.video_id, (outcome.file,), 1, 1)
             )
         except SkipVideo as skip:
@@ -322,7 +327,7 @@ class Fetcher:
             )
         folder = target_dir(s, entry)
         folder.mkdir(parents=True, exist_ok=True)
-        ext = staged.suffix
+        ext = _extension(staged.suffix, probed.source.container)
         target = folder / f"{entry.video_id}{ext}"
         notes = []
         for rel in broken:
@@ -339,9 +344,27 @@ class Fetcher:
         )
 
     def _count(self, status: dict[str, Any]) -> None:
+        if self.cancel.is_set():
+            from yt_dlp.utils import DownloadCancelled
+
+            raise DownloadCancelled("interrupted")
         if status.get("status") == "finished":
             with self._lock:
                 self.bytes += int(status.get("downloaded_bytes") or 0)
+
+
+# PyAV's demuxer name -> the extension the source index knows it by.
+_CONTAINER_EXTENSIONS = {"mov": ".mp4", "matroska": ".mkv", "mpeg": ".mpg", "mpegts": ".ts"}
+
+
+def _extension(suffix: str, container: str) -> str:
+    """The downloaded file's extension, or one the build's index accepts when yt-dlp could
+    not name the format (it writes ``.unknown_video`` then)."""
+    if suffix.lower() in sources.SOURCE_EXTENSIONS:
+        return suffix
+    first = container.split(",")[0]
+    known = f".{first}" if f".{first}" in sources.SOURCE_EXTENSIONS else ".mkv"
+    return _CONTAINER_EXTENSIONS.get(first, known)
 
 
 def _describe(info: dict[str, Any]) -> str:
@@ -368,8 +391,11 @@ def _remove_empty(folder: Path) -> None:
 # --- the command --------------------------------------------------------------------
 
 
-def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> list[DownloadOutcome]:
-    """Fetch every entry's source into ``settings.out``; one outcome per entry."""
+def run_download(
+    entries: list[VideoEntry], settings: DownloadSettings
+) -> tuple[list[DownloadOutcome], bool]:
+    """Fetch every entry's source into ``settings.out``: one outcome per finished entry, and
+    whether the run was interrupted (Ctrl-C) before all finished."""
     settings.out.mkdir(parents=True, exist_ok=True)
     fetcher = Fetcher(settings, sources.index_sources(settings.out))
     outcomes: list[DownloadOutcome] = []
@@ -377,6 +403,7 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> list[
     bar = tqdm(total=len(entries), unit="video", disable=not settings.progress, desc="download")
     start = time.monotonic()
     pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="splice-download")
+    interrupted = False
     try:
         pending = {pool.submit(fetcher.fetch, e) for e in entries}
         while pending:
@@ -395,10 +422,13 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> list[
                     refresh=False,
                 )
                 bar.update()
+    except KeyboardInterrupt:
+        interrupted = True
+        fetcher.cancel.set()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
-    return sorted(outcomes, key=lambda o: o.video_id)
+    return sorted(outcomes, key=lambda o: o.video_id), interrupted
 
 
 def yt_dlp_version() -> str:
@@ -577,10 +607,13 @@ def run(args: argparse.Namespace) -> int:
         curation=args.curation,
         limit=args.limit,
     )
-    outcomes = run_download(selection.selected, settings)
+    outcomes, interrupted = run_download(selection.selected, settings)
     line = download_report.write_report(settings.out, outcomes, settings.public(), yt_dlp_version())
     print(line)
     print(f"report: {settings.out / download_report.REPORT_JSON} (and .csv)")
+    if interrupted:
+        print(f"interrupted: {len(selection.selected) - len(outcomes)} videos not tried")
+        return 130
     attempted = [o for o in outcomes if o.status != "present"]
     if attempted and all(o.status == "failed" for o in attempted):
         print("every download attempt failed on the network: check the connection or mirror")
