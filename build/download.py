@@ -120,7 +120,10 @@ _HTTP_STATUS = re.compile(r"HTTP Error (\d{3})")
 # (pattern, status, category); the first match wins, so throttling that YouTube words as
 # "unavailable" is caught before "removed".
 _MESSAGES: tuple[tuple[str, str, str], ...] = (
-    (r"not a bot|too many requests|rate.?limit|try again later", "failed", "throttled"),
+    (r"not a bot|too many requests|rate.?limit|try again later|captcha|po token", "failed",
+     "throttled"),
+    (r"requested format is not available|no video formats|unsupported url", "unavailable",
+     "other"),
     (r"private video|members.only|join this channel|sign in to view", "unavailable", "private"),
     (r"confirm your age|age.restricted|inappropriate for some users", "unavailable",
      "age-restricted"),
@@ -268,7 +271,6 @@ class Fetcher:
             params["sleep_interval_requests"] = min(s.sleep, 0.75)
         if s.cookies is not None:
             params["cookiefile"] = str(s.cookies)
-        chosen: dict[str, str] = {}
         try:
             with _youtube_dl(params) as ydl:
                 merger = yt_dlp.postprocessor.FFmpegMergerPP(ydl)
@@ -277,17 +279,16 @@ class Fetcher:
                     spec = choose_format(ctx["formats"], s.max_side, s.audio, merger.available)
                     if spec is None:
                         return iter(())
-                    chosen["spec"] = spec
                     return ydl.build_format_selector(spec)(ctx)
 
                 ydl.format_selector = selector
                 info = ydl.extract_info(url, download=True)
         except yt_dlp.utils.DownloadError as err:
-            message = _clean_message(str(err.msg or err))
+            message = _relative(_clean_message(str(err.msg or err)), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         except Exception as err:  # one video's surprise must not stop the others
-            message = _clean_message(f"{type(err).__name__}: {err}")
+            message = _relative(_clean_message(f"{type(err).__name__}: {err}"), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         files = [Path(d["filepath"]) for d in (info or {}).get("requested_downloads", []) or []]
@@ -376,8 +377,9 @@ def _describe(info: dict[str, Any]) -> str:
 
 
 def _relative(reason: str, settings: DownloadSettings) -> str:
+    """Reasons name files relative to the output folder, as the rest of the report does."""
     for folder in sorted({str(settings.out.resolve()), str(settings.out)}, key=len, reverse=True):
-        reason = reason.replace(folder + "/", "")
+        reason = reason.replace(folder + "/", "").replace(folder, "<out>")
     return reason
 
 

@@ -136,6 +136,8 @@ def test_mirror_download_report_build_and_rerun(
         index = sources.index_sources(out)
         for role in ("gone", "private", "cut", "slow"):
             assert index.lookup(ids[role]).paths == (), role
+        # Only what may resume stays, hidden from the build: the failed ones' staging.
+        assert {p.name for p in (out / download.STAGING).iterdir()} <= {ids["cut"], ids["slow"]}
         data = json.loads((out / REPORT_JSON).read_text())
         assert data["yt_dlp_version"] and "available 5/9 (55.6%)" in data["summary"]
         with open(out / REPORT_CSV, newline="") as f:
@@ -297,6 +299,7 @@ def test_format_choice_smallest_at_or_above_max_side() -> None:
         ("[generic] x: Unable to download webpage: HTTP Error 429: Too Many Requests",
          "throttled"),
         ("[youtube] x: This live event will begin in a few moments.", "other"),
+        ("[generic] x: Requested format is not available. Use --list-formats", "other"),
     ],
 )  # fmt: skip
 def test_youtube_messages_are_categorised(message: str, expected: str) -> None:
