@@ -65,12 +65,19 @@ def video_id_of(name: str) -> str | None:
 
 
 def index_sources(root: Path) -> SourceIndex:
-    """Walk ``root`` once (sub-folders included) and index every source file by video id."""
+    """Walk ``root`` once (sub-folders included, symlinked ones too: a user may link a
+    recipe folder from another disk) and index every source file by video id."""
     root = Path(root)
     found: dict[str, list[tuple[tuple, str]]] = {}
     partial: dict[str, list[str]] = {}
     files = folders = 0
-    for folder, dirs, names in os.walk(root):
+    seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         folders += 1
         rel_folder = Path(folder).relative_to(root)

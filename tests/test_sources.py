@@ -109,6 +109,18 @@ def test_index_ignores_partial_downloads_and_hidden_folders(tmp_path: Path) -> N
     assert found.paths == ("12/abc.mp4", "Title [abc].mkv", "abc.webm")
 
 
+def test_symlinked_folders_are_followed_once(tmp_path: Path) -> None:
+    other = tmp_path / "other_disk" / "12"
+    other.mkdir(parents=True)
+    (other / "abc.mp4").write_bytes(b"x")
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    (videos / "12").symlink_to(other)
+    (other / "loop").symlink_to(videos)  # a loop must not walk forever
+    index = sources.index_sources(videos)
+    assert index.lookup("abc").paths == ("12/abc.mp4",)
+
+
 def test_broken_mp4_beside_good_webm_uses_the_webm(tmp_path: Path) -> None:
     """A failed merge leaves a broken ``<id>.mp4``; it used to hide the good ``<id>.webm``."""
     truncate(write_video(tmp_path / "vid.mp4", n_frames=100), 0.3)
