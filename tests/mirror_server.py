@@ -5,7 +5,7 @@ extractor and HTTP downloader run exactly as against a lab's mirror. Each path h
 behaviour: ``ok`` (the file), ``404``, ``403``, ``cut`` (half the file, then the connection
 closes; Range ignored, as by a server that cannot resume), ``flaky`` (a request
 without Range is cut, one with Range is served: only a resumed download completes),
-``slow`` (a few bytes, then nothing) and ``cookie`` (403 unless the request carries the
+``slow`` (half the file, then nothing) and ``cookie`` (403 unless the request carries the
 expected cookie).
 
 The server is bounded: a slow reply stalls at most ``max_stall`` seconds and wakes at once
@@ -136,7 +136,7 @@ class Mirror:
                 handler.close_connection = True
                 return
             if item.behaviour == "slow":
-                handler.wfile.write(data[:1000])
+                handler.wfile.write(data[: len(data) // 2])
                 handler.wfile.flush()
                 self._stop.wait(self.max_stall)
                 return

@@ -319,3 +319,41 @@ def test_default_urls_go_to_yt_dlps_youtube_extractor(tmp_path: Path) -> None:
     with yt_dlp.YoutubeDL({"quiet": True}) as ydl:
         suitable = [ie.ie_key() for ie in ydl._ies.values() if ie.suitable(url)]
     assert suitable[0] == "Youtube"
+
+
+def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
+    tmp_path: Path, footage: dict[str, Path]
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    annotations = _annotations(tmp_path, {"bikes": 10.0, "slow": 10.0})
+    ok_id, slow_id = json.loads(annotations.read_text())["database"]
+    out = tmp_path / "videos"
+    items = {ok_id: Item(footage["bikes"]), slow_id: Item(footage["bikes"], "slow")}
+    with Mirror(items, max_stall=60) as mirror:
+        cmd = [
+            sys.executable, "-m", "splice_build.cli", "download",
+            "--annotations", str(annotations), "--out", str(out),
+            "--url-template", mirror.url + "/{video_id}", "--workers", "1",
+            "--sleep", "0", "--retries", "0", "--timeout", "5", "--no-progress",
+        ]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while len(mirror.requests_for(slow_id)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the stalled download is under way
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "1 videos not tried" in stdout
+    report = _report(out)
+    assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
+    assert list((out / download.STAGING / slow_id).glob("*.part"))  # kept, to resume
+    assert sources.index_sources(out).lookup(slow_id).paths == ()
