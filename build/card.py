@@ -95,6 +95,8 @@ class Provenance:
     limit: int | None = None
     skipped_by_stage: dict[str, int] = field(default_factory=dict)
     curation_sha256: str | None = None
+    # `download_report.missing_among`: what the download beside the sources could not fetch
+    download: dict[str, Any] | None = None
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -242,6 +244,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Videos included", str(p.videos_included)),
         ("Videos skipped", str(p.videos_skipped) + (f" ({skipped})" if skipped else "")),
         ("Source videos", "rendered stand-ins (demo)" if p.stand_in else "COIN's YouTube videos"),
+        *([("Downloaded sources", _download_line(p.download))] if p.download else []),
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
             "Shards",
@@ -257,6 +260,19 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         "and reason, in the build report (`build_report.json`) next to this card."
     )
     return "\n".join(lines)
+
+
+def _download_line(d: dict[str, Any]) -> str:
+    why = ", ".join(f"{k} {v}" for k, v in d["unavailable_by_category"].items())
+    line = (
+        f"{d['unavailable']} of the {d['selected']} selected videos were unavailable when "
+        f"the sources were downloaded{f' ({why})' if why else ''}"
+    )
+    if d["failed"]:
+        line += f"; {d['failed']} more failed after retries"
+    if d["in_report"] < d["selected"]:
+        line += f"; {d['selected'] - d['in_report']} not in the download report"
+    return line + f" (`download_report.json` beside the sources, yt-dlp {d['yt_dlp_version']})"
 
 
 STAND_IN_NOTICE = (

@@ -22,9 +22,9 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, validate, write
+from . import card, download_report, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
+from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
 from .workdir import WorkDir, work_key
 from .worker import VideoTask
@@ -71,16 +71,15 @@ class BuildResult:
 def run_build(config: BuildConfig) -> BuildResult:
     started = time.monotonic()
     report = BuildReport(settings=_settings(config))
-    annotations = ingest.load_annotations(config.annotations)
-    for skip in annotations.skips:
-        report.skip(skip)
-    selection = select.select(
-        annotations.entries,
+    annotations, selection = select.select_annotations(
+        config.annotations,
         subset_size=config.subset_size,
         seed=config.seed,
         curation=config.curation,
         limit=config.limit,
     )
+    for skip in annotations.skips:
+        report.skip(skip)
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
@@ -116,6 +115,9 @@ def run_build(config: BuildConfig) -> BuildResult:
         limit=config.limit,
         skipped_by_stage=report.skips_by_stage(),
         curation_sha256=_sha256(config.curation) if config.curation else None,
+        download=download_report.missing_among(
+            config.videos, [e.video_id for e in selection.selected]
+        ),
     )
     (staging / "README.md").write_text(
         card.render_card(written, provenance, extra_sections=sections), "utf-8"
@@ -133,7 +135,9 @@ def _cut_all(
     entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
 ) -> set[str]:
     """Cut every selected video not already in the work folder; return the ids that made it."""
-    tasks = [VideoTask(e, config.videos, work.root, config.cut, config.tolerance) for e in entries]
+    index = sources.index_sources(config.videos)
+    report.warnings.extend(sources.duplicate_warnings(index, [e.video_id for e in entries]))
+    tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
     included: set[str] = set()
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
@@ -158,6 +162,18 @@ def _cut_all(
             )
             bar.update()
     return included
+
+
+def video_tasks(
+    entries: list[VideoEntry], index: SourceIndex, work_root: Path, config: BuildConfig
+) -> list[VideoTask]:
+    """One task per video, carrying its source candidates from the driver's one index."""
+    return [
+        VideoTask(
+            e, config.videos, work_root, config.cut, config.tolerance, index.lookup(e.video_id)
+        )
+        for e in entries
+    ]
 
 
 def _shuffled(
@@ -194,14 +210,13 @@ def _settings(config: BuildConfig) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    select.add_selection_arguments(parser)
     parser.add_argument(
-        "--annotations",
+        "--videos",
         type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
-    parser.add_argument(
-        "--videos", type=Path, required=True, help="folder of source videos named <id>.<ext>"
+        required=True,
+        help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
+        "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
     parser.add_argument(
@@ -210,14 +225,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
-    parser.add_argument(
-        "--limit", type=int, default=None, help="keep only the first N selected videos"
-    )
-    parser.add_argument(
-        "--subset-size", type=int, default=None, help="seeded random subset (the paper: 3600)"
-    )
-    parser.add_argument("--curation", type=Path, default=None, help="CSV video_id,decision,reason")
     parser.add_argument(
         "--max-side",
         type=int,

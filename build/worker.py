@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cut, probe
-from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
+from .records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
 from .workdir import WorkDir, work_key
 
 
@@ -25,6 +25,7 @@ class VideoTask:
     work_root: Path
     settings: CutSettings
     tolerance: float = probe.COVERAGE_TOLERANCE
+    sources: SourceCandidates | None = None  # from the driver's one index of videos_dir
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
         return _ok(done)
     tmp = None
     try:
-        probed = probe.probe(entry, task.videos_dir, tolerance=task.tolerance)
+        probed = probe.probe(entry, task.videos_dir, task.tolerance, task.sources)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
         committed = work.commit(tmp, video, key)
