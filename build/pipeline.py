@@ -26,7 +26,7 @@ from . import card, ingest, probe, select, shuffle, validate, write
 from .executors import make_executor
 from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
 from .report import BuildReport
-from .workdir import WorkDir, work_key
+from .workdir import WorkDir
 from .worker import VideoTask
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -87,20 +87,20 @@ def run_build(config: BuildConfig) -> BuildResult:
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
-    included = _cut_all(selection.selected, work, config, report)
+    keys = _cut_all(selection.selected, work, config, report)
 
     staging = config.out.with_name(config.out.name + ".incomplete")
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    entries = [e for e in selection.selected if e.video_id in included]
-    videos = _shuffled(entries, work, config)
+    entries = [e for e in selection.selected if e.video_id in keys]
+    videos = _shuffled(entries, work, keys, config.seed)
     written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
     sections = []
     if config.format == "both":
         from .write_wds import card_section, write_webdataset
 
-        tars = write_webdataset(_shuffled(entries, work, config), staging)
+        tars = write_webdataset(_shuffled(entries, work, keys, config.seed), staging)
         sections.append(card_section(len(tars)))
     provenance = card.Provenance(
         annotations_file=config.annotations.name,
@@ -131,19 +131,22 @@ def run_build(config: BuildConfig) -> BuildResult:
 
 def _cut_all(
     entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
-) -> set[str]:
-    """Cut every selected video not already in the work folder; return the ids that made it."""
+) -> dict[str, str]:
+    """Cut every selected video not already in the work folder; return the work keys of
+    the ids that made it."""
     tasks = [VideoTask(e, config.videos, work.root, config.cut, config.tolerance) for e in entries]
     executor = make_executor(config.executor, config.workers, config.ray_address)
-    included: set[str] = set()
+    included: dict[str, str] = {}
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
     clips = 0
     seconds = 0.0
     start = time.monotonic()
     with bar:
         for outcome in executor.run(tasks):
+            if outcome.note:
+                report.notes.append(outcome.note)
             if outcome.ok:
-                included.add(outcome.video_id)
+                included[outcome.video_id] = outcome.key
                 report.include(outcome.video_id, outcome.num_clips)
                 clips += outcome.num_clips
                 seconds += outcome.seconds
@@ -161,14 +164,17 @@ def _cut_all(
 
 
 def _shuffled(
-    entries: list[VideoEntry], work: WorkDir, config: BuildConfig
+    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], seed: int
 ) -> Iterator[ShuffledVideo]:
-    """Committed cuts in video-id order, shuffled; one video in memory at a time."""
+    """Committed cuts in video-id order, shuffled; one video in memory at a time.
+
+    Loaded by the key the worker committed (or verified) them under moments ago, so only
+    their sizes are checked again here, not their hashes."""
     for entry in sorted(entries, key=lambda e: e.video_id):
-        cut = work.load(entry.video_id, work_key(entry, config.cut))
+        cut = work.load(entry.video_id, keys[entry.video_id], verify=False)
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
-        yield shuffle.shuffle(cut, config.seed)
+        yield shuffle.shuffle(cut, seed)
 
 
 def _sha256(path: Path) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import cut, probe
 from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
-from .workdir import WorkDir, work_key
+from .workdir import WorkDir, source_stamp, work_key
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Outcome:
     seconds: float = 0.0  # seconds of clips produced, for progress rates
     stage: str = ""
     reason: str = ""
+    key: str = ""  # the work key it was committed under (the writer loads it by this key)
+    note: str = ""  # something the report should say although the video made it
 
 
 def process_video(task: VideoTask, threads: int = 1) -> Outcome:
@@ -45,18 +47,24 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     """
     entry = task.entry
     work = WorkDir(task.work_root)
-    key = work_key(entry, task.settings)
-    done = work.load(entry.video_id, key)
-    if done is not None:
-        return _ok(done)
     tmp = None
     try:
+        note = ""
+        source = probe.find_source(task.videos_dir, entry.video_id)
+        if source is not None:
+            key = work_key(entry, task.settings, source_stamp(source), task.tolerance)
+            found = work.lookup(entry.video_id, key)
+            if found.video is not None:
+                return _ok(found.video, key)
+            if found.damage:
+                note = f"video {entry.video_id}: work entry damaged ({found.damage}): cut again"
         probed = probe.probe(entry, task.videos_dir, tolerance=task.tolerance)
+        key = work_key(entry, task.settings, source_stamp(probed.source.path), task.tolerance)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
         committed = work.commit(tmp, video, key)
         tmp = None
-        return _ok(committed)
+        return _ok(committed, key, note)
     except SkipVideo as exc:
         return Outcome(entry.video_id, False, stage=exc.stage, reason=_portable(exc.reason, task))
     except Exception as exc:  # one broken video must never stop the build
@@ -86,10 +94,12 @@ def _portable(reason: str, task: VideoTask) -> str:
     return reason
 
 
-def _ok(video: CutVideo) -> Outcome:
+def _ok(video: CutVideo, key: str, note: str = "") -> Outcome:
     return Outcome(
         video.entry.video_id,
         True,
         num_clips=len(video.clips),
         seconds=sum(c.duration for c in video.clips),
+        key=key,
+        note=note,
     )

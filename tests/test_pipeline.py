@@ -22,10 +22,13 @@ from tests.build_helpers import (
     committed,
     config,
     demo_database,
+    ids_with_steps,
+    retimed_annotations,
     subset_annotations,
     tree_digest,
     wait_for_first_commit,
 )
+from tests.videos import write_video
 
 
 def test_demo_build_has_every_entry_in_report(demo_build: Path) -> None:
@@ -162,3 +165,76 @@ def test_unusable_work_records_are_redone_not_trusted(tmp_path: Path) -> None:
     for text in ("{not json", "[1, 2]", '{"key": "k"}', '{"key": "k", "clips": [{"path": 3}]}'):
         (folder / CUT_RECORD).write_text(text, "utf-8")
         assert work.load("abc") is None, text
+
+
+# --- the work folder: keyed by the sources, verified before reuse -------------------------
+
+SEGMENTS = [(0.5, 2.0), (3.0, 5.0), (6.0, 8.0)]
+
+
+def _tiny_sources(folder: Path, ids: list[str], **kw) -> Path:
+    """10 s index-bar sources (tests/videos.py) for the retimed entries of ``ids``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for vid in ids:
+        write_video(folder / f"{vid}.mp4", n_frames=100, fps=10, **kw)
+    return folder
+
+
+def _without_report(folder: Path) -> dict[str, str]:
+    return {k: v for k, v in tree_digest(folder).items() if not k.startswith("build_report")}
+
+
+def test_replaced_source_or_other_video_folder_is_cut_again(tmp_path: Path) -> None:
+    ids = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
+    first = _tiny_sources(tmp_path / "first", ids)
+    # Another download of the same videos: another resolution.
+    other = _tiny_sources(tmp_path / "other", ids, size=(96, 64))
+    fresh = run_build(config(annotations, other, tmp_path / "fresh" / "splice")).out
+
+    work = tmp_path / "work"
+    old = run_build(config(annotations, first, tmp_path / "splice", work=work)).out
+    old_digest = _without_report(old)
+    assert old_digest != _without_report(fresh)
+    # Another --videos folder with the same ids, same work folder.
+    result = run_build(config(annotations, other, tmp_path / "splice", work=work))
+    assert result.problems == []
+    assert tree_digest(result.out) == tree_digest(fresh)
+    # A source replaced in place (a re-download into the first folder).
+    for vid in ids:
+        shutil.copy(other / f"{vid}.mp4", first / f"{vid}.mp4")
+    result = run_build(config(annotations, first, tmp_path / "splice", work=work))
+    assert tree_digest(result.out) == tree_digest(fresh)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete", "record"])
+def test_damaged_work_entry_is_cut_again_with_a_note(tmp_path: Path, damage: str) -> None:
+    ids = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
+    sources = _tiny_sources(tmp_path / "videos", ids)
+    out, work = tmp_path / "splice", tmp_path / "splice-work"
+    straight = _without_report(run_build(config(annotations, sources, out)).out)
+    folder = work / "videos" / ids[1]
+    clip = folder / "step01.mp4"
+    data = clip.read_bytes()
+    if damage == "truncate":
+        clip.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        middle = len(data) // 2
+        clip.write_bytes(data[:middle] + bytes([data[middle] ^ 0x10]) + data[middle + 1 :])
+    elif damage == "delete":
+        clip.unlink()
+    else:
+        (folder / CUT_RECORD).write_text("{half a record", "utf-8")
+    result = run_build(config(annotations, sources, out))
+    assert result.problems == []
+    assert _without_report(result.out) == straight
+    notes = load_report(result.out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith(f"video {ids[1]}: work entry damaged")
+    if damage != "record":
+        assert "step01.mp4" in notes[0]
+    assert str(tmp_path) not in notes[0]
+    assert notes[0] in (result.out / REPORT_TXT).read_text("utf-8")
+    # Redone once: the next rerun reuses it silently.
+    again = run_build(config(annotations, sources, out))
+    assert load_report(again.out)["notes"] == []
