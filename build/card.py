@@ -163,6 +163,8 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             "videos": written.num_rows,
             "clips": written.num_clips,
         }
+        if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
+            data["splice_build"]["shards_sha256"] = fingerprint
     return data
 
 

@@ -21,6 +21,10 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
 - Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
   their columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
   with the shards.
+- Bytes: every Parquet page's CRC is verified (the writer stores them), and the sha256 of
+  the shards is recomputed and compared with the one the card recorded, so a flipped byte
+  anywhere in a shard fails validation (and ``publish``), even one inside a clip that
+  would still decode.
 
 Duration tolerance: a frame-exact cut keeps the source frames in [start, end), so the clip
 lasts n frame durations with n within one frame of (end - start) * rate. A clip may thus
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,16 +242,29 @@ def _check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
 
 def _open(rel: str, path: Path, problems: list[Problem]) -> pq.ParquetFile | None:
     try:
-        return pq.ParquetFile(path)
+        return pq.ParquetFile(path, page_checksum_verification=True)
     except (pa.ArrowException, OSError) as exc:
         problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
         return None
 
 
-def _rows(pf: pq.ParquetFile) -> Iterator[dict[str, Any]]:
-    """Rows one row group at a time, so memory stays bounded by a row group."""
+def _rows(
+    rel: str, pf: pq.ParquetFile, problems: list[Problem]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row index, row), one row group at a time so memory stays bounded by a row group;
+    every page's CRC is verified on the way (a flipped byte anywhere is a problem)."""
+    first = 0
     for rg in range(pf.metadata.num_row_groups):
-        yield from pf.read_row_group(rg).to_pylist()
+        size = pf.metadata.row_group(rg).num_rows
+        try:
+            rows = pf.read_row_group(rg).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            problems.append(
+                Problem(rel, f"row group {rg} (rows {first}..{first + size - 1}): {exc}")
+            )
+            rows = []
+        yield from enumerate(rows, start=first)
+        first += size
 
 
 def _check_answer(row: dict[str, Any], n: int) -> list[tuple[str, str]]:
@@ -389,6 +407,7 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
             )
         if bool(entry.get("default")) != (config == DEFAULT_CONFIG):
             problems.append(Problem("README.md", f"config {config}: wrong default flag"))
+    problems += _check_fingerprint(data, shards)
     infos = data.get("dataset_info") or []
     infos = {i.get("config_name"): i for i in (infos if isinstance(infos, list) else [infos])}
     for config in CONFIGS:
@@ -434,6 +453,39 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
     return problems
 
 
+def _check_fingerprint(data: dict[str, Any], shards: WriteResult) -> list[Problem]:
+    """The shards' sha256, recomputed, against the one the card recorded when it was
+    built (in full under ``splice_build``, its first 16 digits in each description)."""
+    actual = shards.fingerprint()
+    problems = []
+    recorded = (data.get("splice_build") or {}).get("shards_sha256")
+    if recorded is not None and recorded != actual:
+        problems.append(
+            Problem(
+                "README.md",
+                f"splice_build.shards_sha256 {str(recorded)[:16]}... but the shards' is "
+                f"{actual[:16]}...: a shard changed after the build",
+            )
+        )
+    described = 0
+    for config in data.get("configs") or []:
+        found = re.search(r"shards sha256 ([0-9a-f]+)", str(config.get("description") or ""))
+        if found is None:
+            continue
+        described += 1
+        if found[1] != actual[: len(found[1])] or len(found[1]) < 16:
+            problems.append(
+                Problem(
+                    "README.md",
+                    f"config {config.get('config_name')}: description says shards sha256 "
+                    f"{found[1]} but the shards' is {actual[:16]}...",
+                )
+            )
+    if recorded is None and not described:
+        problems.append(Problem("README.md", "records no sha256 of the shards to check"))
+    return problems
+
+
 def validate_report(
     out_dir: Path,
     *,
@@ -465,7 +517,7 @@ def validate_report(
             continue
         problems += _check_schema(rel, pf, "video_text")
         clip_infos.append(shard_info(path))
-        for i, row in enumerate(_rows(pf)):
+        for i, row in _rows(rel, pf, problems):
             vid = row.get(VIDEO_ID)
             if not vid or not isinstance(vid, str):
                 problems.append(Problem(rel, "no video_id", row=i, column=VIDEO_ID))
@@ -501,7 +553,7 @@ def validate_report(
             continue
         problems += _check_schema(rel, pf, "text")
         text_infos.append(shard_info(path))
-        for i, row in enumerate(_rows(pf)):
+        for i, row in _rows(rel, pf, problems):
             vid = row.get(VIDEO_ID)
             if vid in in_text:
                 problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
