@@ -94,6 +94,9 @@ class Provenance:
     limit: int | None = None
     skipped_by_stage: dict[str, int] = field(default_factory=dict)
     curation_sha256: str | None = None
+    # seconds a source may end before its last step (--tolerance): `splice validate` lets
+    # a clip fall short of its segment by what lies past that point
+    tolerance: float | None = None
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -163,6 +166,8 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             "videos": written.num_rows,
             "clips": written.num_clips,
         }
+        if provenance.tolerance is not None:
+            data["splice_build"]["tolerance"] = provenance.tolerance
         if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
             data["splice_build"]["shards_sha256"] = fingerprint
     return data

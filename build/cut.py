@@ -8,8 +8,12 @@ Output timing: clips are constant frame rate at the source's average rate (or th
 requested ``fps``, never above the source's), with timestamps from 0. Each output slot k
 at ``first + k / rate`` shows the source frame of the step nearest to it, so a constant
 frame rate source maps one to one, a variable frame rate source is evened out (frames
-repeated over its pauses, bursts thinned), and slot 0 is always the step's first frame.
-A clip's duration is therefore ``num_frames / rate``, within one frame of its segment.
+repeated over its pauses, bursts thinned, a pause over the step's start filled with the
+step's first frame), and slot 0 is always the step's first frame. A clip's duration is
+therefore ``num_frames / rate``, within one frame of its segment, except where the source
+ends first (inside the probe's tolerance): then the clip ends with the source's last frame.
+``splice_build.clipcheck`` holds these promises; the worker checks every clip against
+them before committing it, and ``splice validate`` checks the built folder the same way.
 
 Each frame is decoded once: a video's steps are split into at most two lanes of
 consecutive steps, each with its own decoder passing once over its steps (seeking over
@@ -22,6 +26,7 @@ encoder; at most the decoder's reorder window is held.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -303,10 +308,12 @@ def _cut_step(
 def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[Frame]:
     """The source frame for each output slot of [start, end), in order.
 
-    Slot k (at first + k * slot) takes the step's frame nearest to it: the pending frame
-    is emitted for every slot up to the midpoint between it and the next frame. After the
-    last frame, slots continue to the step's end when a later frame exists (the last one
-    lasts until then), or for half a slot at the end of the stream.
+    Slot k (at base + k * slot) takes the step's frame nearest to it: the pending frame
+    is emitted for every slot up to the midpoint between it and the next frame. ``base``
+    is the first frame's time less whole slots, the latest such time at or after the start.
+    After the last frame, slots continue to the step's end when a later frame exists (the
+    last one lasts until then), or for half a slot at the end of the stream (a source that
+    ends inside the coverage tolerance: the clip goes up to its last frame).
     """
     slot = plan.slot_ticks
     pending: Frame | None = None
@@ -320,7 +327,11 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
             limit = Fraction(end)
             break
         if pending is None:
-            base = pts
+            # A frame gap over the step's start: the grid reaches back over it, with the
+            # step's first frame in the slots before it (the frame on screen at the start
+            # belongs to the previous step), so the clip keeps the segment's timing. For a
+            # constant rate the first frame is less than a slot after the start: no change.
+            base = pts - math.floor((pts - start) / slot) * slot
         else:
             middle = Fraction(pending[0] + pts, 2)
             while base + k * slot < end and base + k * slot <= middle:

@@ -39,6 +39,11 @@ class BuildReport:
     def skip(self, skip: Skip) -> None:
         self.videos.append(VideoStatus(skip.video_id, "skipped", skip.stage, skip.reason))
 
+    def drop(self, skip: Skip) -> None:
+        """Turn an included video into a skipped one (its clips failed validation)."""
+        self.videos = [v for v in self.videos if v.video_id != skip.video_id]
+        self.skip(skip)
+
     @property
     def included(self) -> list[VideoStatus]:
         return [v for v in self.videos if v.status == "included"]

@@ -13,7 +13,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cut, probe
+import av
+
+from . import clipcheck, cut, probe
 from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
 from .workdir import WorkDir, source_stamp, work_key
 
@@ -62,6 +64,7 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
         key = work_key(entry, task.settings, source_stamp(probed.source.path), task.tolerance)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
+        check_clips(video, task.tolerance)
         committed = work.commit(tmp, video, key)
         tmp = None
         return _ok(committed, key, note)
@@ -75,6 +78,31 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_clips(video: CutVideo, tolerance: float) -> None:
+    """Hold every clip to the rule ``splice validate`` applies (``clipcheck``), from its
+    packets (cheap: no decoding), so that a clip the validator would reject never enters
+    the work folder; raises ``SkipVideo("validate", ...)`` naming the step."""
+    steps = video.entry.steps
+    last_end = max(s.end for s in steps)
+    for clip in video.clips:
+        step = steps[clip.step_index]
+        span = f"{step.start:g}-{step.end:g} s"
+        where = f"clip of step {clip.step_index + 1} ({step.label!r}, {span})"
+        try:
+            probed = clipcheck.probe_clip(clip.path.read_bytes(), full=False)
+        except (av.FFmpegError, ValueError, OSError) as exc:
+            raise SkipVideo("validate", f"{where} does not read back: {exc}") from None
+        problems = clipcheck.clip_problems(
+            probed,
+            segment=(step.start, step.end),
+            last_end=last_end,
+            recorded=clip.duration,
+            tolerance=tolerance,
+        )
+        if problems:
+            raise SkipVideo("validate", f"{where} {'; '.join(problems)}")
 
 
 def thread_budget(workers: int, cores: int | None = None) -> int:

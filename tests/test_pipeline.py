@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import datasets
@@ -238,3 +239,91 @@ def test_damaged_work_entry_is_cut_again_with_a_note(tmp_path: Path, damage: str
     # Redone once: the next rerun reuses it silently.
     again = run_build(config(annotations, sources, out))
     assert load_report(again.out)["notes"] == []
+
+
+# --- the cutter and the validator agree --------------------------------------------------
+
+
+def test_short_and_variable_rate_sources_build_and_validate(tmp_path: Path) -> None:
+    """A source 0.4 s shorter than its last step (inside the 1 s tolerance) and one that
+    pauses over every step start: both are cut and the build validates."""
+    short, gapped = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (short, gapped)}, 10.0)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    last_end = SEGMENTS[-1][1]
+    write_video(videos / f"{short}.mp4", n_frames=round((last_end - 0.4) * 10), fps=10)
+    times = [
+        t for t in range(0, 9000, 100) if not any(-350 < t - s * 1000 < 250 for s, _ in SEGMENTS)
+    ]
+    write_video(
+        videos / f"{gapped}.mp4",
+        n_frames=len(times),
+        fps=10,
+        time_base=Fraction(1, 1000),
+        pts=times,
+    )
+    result = run_build(config(annotations, videos, tmp_path / "splice"))
+    assert [v.video_id for v in result.report.included] == [short, gapped]
+    assert result.problems == []
+    rows = {
+        r[schema.VIDEO_ID]: r for r in pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
+    }
+    # The short source's last clip goes up to its last frame and says so.
+    row = rows[short]
+    last = max(range(row[schema.NUM_CLIPS]), key=lambda k: row[schema.ANSWER]["segments"][k]["end"])
+    assert row[schema.CLIP_DURATIONS][last] == pytest.approx(last_end - 0.4 - SEGMENTS[-1][0])
+
+
+def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    """A cutter bug, for one video: every clip of ``bad`` loses its last five frames (the
+    clips are real, they just break the rule the validator checks)."""
+    from splice_build import cut
+
+    real_cut, real_slots = cut.cut_video, cut._slots
+    current: dict[str, str] = {}
+
+    def cut_video(probed, *args, **kwargs):
+        current["id"] = probed.entry.video_id
+        return real_cut(probed, *args, **kwargs)
+
+    def slots(*args):
+        items = list(real_slots(*args))
+        return iter(items[:-5] if current["id"] == bad else items)
+
+    monkeypatch.setattr(cut, "cut_video", cut_video)
+    monkeypatch.setattr(cut, "_slots", slots)
+
+
+@pytest.mark.parametrize("caught_by", ["worker", "final validation"])
+def test_video_whose_clips_fail_validation_is_dropped_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, caught_by: str
+) -> None:
+    from splice_build import worker
+    from splice_build.cli import main
+
+    good, bad = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (good, bad)}, 10.0)
+    videos = _tiny_sources(tmp_path / "videos", [good, bad])
+    _short_clips_for(monkeypatch, bad)
+    if caught_by == "final validation":  # as if the worker's own check had missed it
+        monkeypatch.setattr(worker, "check_clips", lambda video, tolerance: None)
+    out = tmp_path / "splice"
+    code = main(
+        ["build", "--annotations", str(annotations), "--videos", str(videos), "--out", str(out),
+         "--workers", "1", "--no-progress"]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert f"validate: video {bad} dropped: " in printed
+    status = {v["video_id"]: v for v in load_report(out)["videos"]}
+    assert status[good]["status"] == "included"
+    assert status[bad]["status"] == "skipped" and status[bad]["stage"] == "validate"
+    assert "lasts" in status[bad]["reason"] and "segment lasts" in status[bad]["reason"]
+    assert "validate" in (out / REPORT_TXT).read_text("utf-8")
+    # What was written is a valid build of the good video alone.
+    from splice_build.validate import validate
+
+    assert validate(out) == []
+    rows = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+    assert [r[schema.VIDEO_ID] for r in rows] == [good]
