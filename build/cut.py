@@ -36,6 +36,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
+import numpy as np
 from av.video.reformatter import VideoReformatter
 
 from splice_build.frames import (
@@ -199,13 +200,16 @@ def _open(probed: ProbedVideo, threads: int | None = None):
 def _plan(reader: FrameReader, source, settings: CutSettings) -> _Plan:
     stream = reader.stream
     sar = stream.sample_aspect_ratio
+    stored = output_size(
+        source.width, source.height, settings.max_side, Fraction(sar) if sar else None
+    )
+    turns = source.rotation % 4
     return _Plan(
         time_base=Fraction(stream.time_base),
         origin=reader.origin,
         rate=output_rate(source_rate(stream), settings.fps),
-        size=output_size(
-            source.width, source.height, settings.max_side, Fraction(sar) if sar else None
-        ),
+        size=stored[::-1] if turns % 2 else stored,
+        turns=turns,
     )
 
 
@@ -257,7 +261,16 @@ class _Plan:
     time_base: Fraction
     origin: int
     rate: Fraction  # output frames per second
-    size: tuple[int, int]
+    size: tuple[int, int]  # of the clip, as displayed
+    # Quarter turns counterclockwise from the display matrix, applied to the pixels: a
+    # clip carries no matrix (players and models see the same picture), and scaling
+    # happens before the turn, on the smaller picture.
+    turns: int = 0
+
+    @property
+    def stored_size(self) -> tuple[int, int]:
+        """The scaled picture before it is turned."""
+        return self.size[::-1] if self.turns % 2 else self.size
 
     @property
     def slot_ticks(self) -> Fraction:
@@ -394,10 +407,12 @@ class _ClipEncoder:
     def _scale(self, frame: av.VideoFrame) -> av.VideoFrame:
         if not self._tagged:
             self._copy_colour_tags(frame)
-        width, height = self.plan.size
+        width, height = self.plan.stored_size
         out = self._scaler.reformat(
             frame, width=width, height=height, format=OUTPUT_PIX_FMT, interpolation=INTERPOLATION
         )
+        if self.plan.turns:
+            out = turn(out, self.plan.turns)
         out.pict_type = av.video.frame.PictureType.NONE  # the encoder picks keyframes
         return out
 
@@ -425,6 +440,24 @@ class _ClipEncoder:
         except DECODE_ERRORS:
             pass
         self.path.unlink(missing_ok=True)
+
+
+def turn(frame: av.VideoFrame, quarter_turns: int) -> av.VideoFrame:
+    """A yuv420p frame turned counterclockwise by quarter turns, plane by plane (the
+    chroma planes turn with the picture, so no sample is resampled)."""
+    width, height = frame.width, frame.height
+    flat = frame.to_ndarray().reshape(-1)  # Y, then U, then V, each row after row
+    y = flat[: width * height].reshape(height, width)
+    u = flat[width * height : width * height * 5 // 4].reshape(height // 2, width // 2)
+    v = flat[width * height * 5 // 4 :].reshape(height // 2, width // 2)
+    planes = [np.rot90(p, quarter_turns).reshape(-1) for p in (y, u, v)]
+    new_height = width if quarter_turns % 2 else height
+    out = av.VideoFrame.from_ndarray(
+        np.concatenate(planes).reshape(new_height * 3 // 2, -1), format=OUTPUT_PIX_FMT
+    )
+    for attr in ("colorspace", "color_range"):
+        setattr(out, attr, getattr(frame, attr))
+    return out
 
 
 def _remove(clips: list[Clip]) -> None:

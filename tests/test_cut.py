@@ -24,8 +24,10 @@ from tests.videos import (
     entry,
     mp4_top_level_boxes,
     read_index,
+    set_display_rotation,
     source_frames,
     truncate,
+    write_corner_video,
     write_video,
 )
 
@@ -393,3 +395,40 @@ def test_constant_rate_sources_are_cut_one_to_one(tmp_path):
     _, cut = _cut(src, tmp_path, segments)
     for clip, (start, stop) in zip(cut.clips, segments, strict=True):
         assert [read_index(f) for f in clip_frames(clip.path)] == _expected(frames, start, stop)
+
+
+# Where the stored picture's top-left corner is seen once the display matrix is applied
+# (a player turns it counterclockwise by the rotation FFmpeg reports).
+SEEN_CORNER = {-90: "top-right", 90: "bottom-left", 180: "bottom-right"}
+
+
+def _red_corner(frame: av.VideoFrame) -> str:
+    rgb = frame.to_ndarray(format="rgb24").astype(float)
+    h, w = rgb.shape[:2]
+    corners = {
+        "top-left": rgb[: h // 8, : w // 8],
+        "top-right": rgb[: h // 8, -w // 8 :],
+        "bottom-left": rgb[-h // 8 :, : w // 8],
+        "bottom-right": rgb[-h // 8 :, -w // 8 :],
+    }
+    red = {k: v[..., 0].mean() - v[..., 1].mean() for k, v in corners.items()}
+    best = max(red, key=red.get)
+    assert red[best] > 100 and sorted(red.values())[-2] < 30, red
+    return best
+
+
+@pytest.mark.parametrize("rotation", sorted(SEEN_CORNER))
+def test_rotated_source_is_cut_as_it_is_displayed(tmp_path, rotation):
+    """A phone video stores a landscape picture and a display matrix; the clips show it
+    the way players do: turned, with the displayed width and height."""
+    src = set_display_rotation(write_corner_video(tmp_path / "phone.mp4"), rotation)
+    with av.open(str(src)) as container:  # the file really carries the matrix
+        assert next(container.decode(video=0)).rotation % 360 == rotation % 360
+    _, cut = _cut(src, tmp_path, [(0.5, 1.5), (2.0, 2.9)])
+    size = (64, 96) if rotation % 180 else (96, 64)
+    for clip in cut.clips:
+        assert (clip.width, clip.height) == size
+        frames = clip_frames(clip.path)
+        assert (frames[0].width, frames[0].height) == size
+        assert all(f.rotation == 0 for f in frames)  # turned pixels, no matrix left
+        assert {_red_corner(f) for f in frames} == {SEEN_CORNER[rotation]}

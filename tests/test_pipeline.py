@@ -3,6 +3,7 @@ resumable after SIGKILL, and skipping broken videos with their reason."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import av
 import datasets
 import pyarrow.parquet as pq
 import pytest
@@ -29,7 +31,7 @@ from tests.build_helpers import (
     tree_digest,
     wait_for_first_commit,
 )
-from tests.videos import write_video
+from tests.videos import set_display_rotation, write_corner_video, write_video
 
 
 def test_demo_build_has_every_entry_in_report(demo_build: Path) -> None:
@@ -244,11 +246,12 @@ def test_damaged_work_entry_is_cut_again_with_a_note(tmp_path: Path, damage: str
 # --- the cutter and the validator agree --------------------------------------------------
 
 
-def test_short_and_variable_rate_sources_build_and_validate(tmp_path: Path) -> None:
-    """A source 0.4 s shorter than its last step (inside the 1 s tolerance) and one that
-    pauses over every step start: both are cut and the build validates."""
-    short, gapped = ids_with_steps(2, len(SEGMENTS))
-    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (short, gapped)}, 10.0)
+def test_short_variable_rate_and_rotated_sources_build_and_validate(tmp_path: Path) -> None:
+    """A source 0.4 s shorter than its last step (inside the 1 s tolerance), one that
+    pauses over every step start and a phone video with a display matrix: all are cut
+    and the build validates."""
+    short, gapped, phone = ids_with_steps(3, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (short, gapped, phone)}, 10.0)
     videos = tmp_path / "videos"
     videos.mkdir()
     last_end = SEGMENTS[-1][1]
@@ -263,8 +266,9 @@ def test_short_and_variable_rate_sources_build_and_validate(tmp_path: Path) -> N
         time_base=Fraction(1, 1000),
         pts=times,
     )
+    set_display_rotation(write_corner_video(videos / f"{phone}.mp4", n_frames=100), -90)
     result = run_build(config(annotations, videos, tmp_path / "splice"))
-    assert [v.video_id for v in result.report.included] == [short, gapped]
+    assert sorted(v.video_id for v in result.report.included) == sorted([short, gapped, phone])
     assert result.problems == []
     rows = {
         r[schema.VIDEO_ID]: r for r in pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
@@ -273,6 +277,13 @@ def test_short_and_variable_rate_sources_build_and_validate(tmp_path: Path) -> N
     row = rows[short]
     last = max(range(row[schema.NUM_CLIPS]), key=lambda k: row[schema.ANSWER]["segments"][k]["end"])
     assert row[schema.CLIP_DURATIONS][last] == pytest.approx(last_end - 0.4 - SEGMENTS[-1][0])
+    # The phone video's clips are portrait, as players show it.
+    table = pq.read_table(result.out / schema.CLIP_DATA_DIR).to_pylist()
+    clips = next(r for r in table if r[schema.VIDEO_ID] == phone)[schema.CLIPS]
+    for clip in clips:
+        with av.open(io.BytesIO(clip["bytes"])) as container:
+            stream = container.streams.video[0]
+            assert (stream.width, stream.height) == (64, 96)
 
 
 def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
