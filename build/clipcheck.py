@@ -6,8 +6,8 @@ The cutter promises (see ``splice_build.cut``): an H.264 yuv420p mp4 of even siz
 from 0, no metadata beyond the muxer's, at a constant rate; it lasts its segment within
 one frame, except where the source ends first. The probe lets a source end up to the
 coverage tolerance before the last step's end, so a clip may fall short of its segment by
-the part of it past that point (the source's last frame ends it), and ``clip_durations``
-records the clip as cut, to the rounding of timestamps.
+the part of it past that point (the source's last frame ends it); and ``clip_durations``
+records the clip as cut (frames / rate), to the rounding of timestamps.
 
 Imports PyAV only: cut workers never load ``datasets``.
 """
@@ -116,6 +116,7 @@ def clip_problems(
                 f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
                 f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s{short})"
             )
-    if recorded is not None and abs(probe.duration - recorded) > allowed:
-        out.append(f"lasts {probe.duration:.3f} s but clip_durations says {recorded:.3f} s")
+    # The cutter records a clip's duration as cut (frames / rate): exact, to rounding.
+    if recorded is not None and abs(probe.duration - recorded) > ROUNDING:
+        out.append(f"lasts {probe.duration:.4f} s but clip_durations says {recorded:.4f} s")
     return out

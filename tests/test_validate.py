@@ -312,3 +312,16 @@ def test_card_fingerprint_that_disagrees_with_the_shards(build):
     problems = validate(build)
     _assert_reported(problems, f"shards_sha256 {wrong[:16]}.* but the shards' is", file="README.md")
     assert all(p.file == "README.md" for p in problems)
+
+
+def test_clip_duration_recorded_other_than_as_cut(build):
+    """The cutter records a clip's duration as cut; half a frame off is a problem."""
+
+    def shift(rows):
+        row = _row(rows, "b1vid")
+        row["clip_durations"][0] += 0.05
+        row["duration"] += 0.05
+
+    _rewrite(_shard(build), shift)
+    problems = validate(build)
+    _assert_reported(problems, "but clip_durations says", video_id="b1vid", column="clips[0]")
