@@ -3,7 +3,8 @@
 validator accepts, and a clip that breaks the rule is caught where it is made.
 
 The cutter promises (see ``splice_build.cut``): an H.264 yuv420p mp4 of even size, time
-from 0, no metadata beyond the muxer's, at a constant rate; it lasts its segment within
+from 0, no metadata beyond the muxer's, no display matrix (the pixels are turned as the
+source is displayed), at a constant rate; it lasts its segment within
 one frame, except where the source ends first. The probe lets a source end up to the
 coverage tolerance before the last step's end, so a clip may fall short of its segment by
 the part of it past that point (the source's last frame ends it); and ``clip_durations``
@@ -39,6 +40,7 @@ class ClipProbe:
     width: int
     height: int
     extra_metadata: dict[str, str]  # keys outside the muxer's own
+    rotation: int = 0  # of a display matrix on the decoded frames (0 when only packets are read)
 
 
 def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
@@ -55,10 +57,12 @@ def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
             )
         tb = stream.time_base
         times: list[float] = []
+        rotation = 0
         if full:
             for frame in container.decode(stream):
                 if frame.pts is not None:
                     times.append(float(frame.pts * tb))
+                rotation = rotation or round(frame.rotation)
         else:
             for packet in container.demux(stream):
                 if packet.pts is not None:
@@ -80,6 +84,7 @@ def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
             width=ctx.width,
             height=ctx.height,
             extra_metadata=extra,
+            rotation=rotation,
         )
 
 
@@ -104,6 +109,8 @@ def clip_problems(
         out.append(f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
     if probe.extra_metadata:
         out.append(f"mp4 metadata beyond the muxer's: {probe.extra_metadata}")
+    if probe.rotation:  # the cutter turns the pixels; a matrix would turn them again
+        out.append(f"carries a display matrix (rotation {probe.rotation}): players turn it")
     allowed = tolerance_frames * probe.frame_duration + ROUNDING
     if segment is not None:
         start, end = segment

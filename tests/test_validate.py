@@ -325,3 +325,19 @@ def test_clip_duration_recorded_other_than_as_cut(build):
     _rewrite(_shard(build), shift)
     problems = validate(build)
     _assert_reported(problems, "but clip_durations says", video_id="b1vid", column="clips[0]")
+
+
+def test_clip_with_a_display_matrix(build, tmp_path):
+    """Clips are turned in their pixels; a display matrix would make players turn them
+    again (and models would see what players do not)."""
+    from tests.videos import set_display_rotation
+
+    def rotate(rows):
+        clip = _row(rows, "c2vid")["clips"][0]
+        path = tmp_path / "clip.mp4"
+        path.write_bytes(clip["bytes"])
+        clip["bytes"] = set_display_rotation(path, -90).read_bytes()
+
+    _rewrite(_shard(build), rotate)
+    problems = validate(build)
+    _assert_reported(problems, r"display matrix \(rotation -90\)", video_id="c2vid")
