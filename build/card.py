@@ -97,6 +97,9 @@ class Provenance:
     curation_sha256: str | None = None
     # `download_report.missing_among`: what the download beside the sources could not fetch
     download: dict[str, Any] | None = None
+    # seconds a source may end before its last step (--tolerance): `splice validate` lets
+    # a clip fall short of its segment by what lies past that point
+    tolerance: float | None = None
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -166,6 +169,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             "videos": written.num_rows,
             "clips": written.num_clips,
         }
+        if provenance.tolerance is not None:
+            data["splice_build"]["tolerance"] = provenance.tolerance
+        if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
+            data["splice_build"]["shards_sha256"] = fingerprint
     return data
 
 

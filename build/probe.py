@@ -118,8 +118,15 @@ def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
             duration=max(header_duration or 0.0, reached),
             start_time=to_seconds(reader.origin, time_base, 0),
             has_audio=bool(container.streams.audio),
+            rotation=quarter_turns(frame.rotation),
         )
     return ProbedVideo(entry=entry, source=info)
+
+
+def quarter_turns(degrees: float) -> int:
+    """A display matrix's rotation (FFmpeg's counterclockwise degrees, -180..180) as
+    quarter turns 0..3; phones only write multiples of 90, others round to the nearest."""
+    return round(degrees / 90) % 4
 
 
 def _header_duration(

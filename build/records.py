@@ -72,6 +72,9 @@ class SourceInfo:
     duration: float  # seconds covered by the video stream
     start_time: float  # container/stream start time in seconds (non-zero for MPEG-PS/TS)
     has_audio: bool
+    # Quarter turns counterclockwise a player gives the stored picture (the display matrix
+    # of phone videos: 3 for a phone held upright); width and height are the stored ones.
+    rotation: int = 0
 
 
 @dataclass(frozen=True)
