@@ -69,6 +69,7 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 NO_KEY_PLACEHOLDER = "EMPTY"
 # A chat completion of a few thousand tokens is a few kB; past this the server is broken.
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+INTERRUPTED_EXIT = 130  # the shell's code for a run ended by a signal
 RETRY_STATUSES = frozenset({408, 409, 429})  # plus every 5xx
 FATAL_STATUSES = frozenset({401, 403, 404})
 
@@ -822,6 +823,13 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
             progress=lambda _pred: bar.update(),
             metadata=metadata,
         )
+    except KeyboardInterrupt:
+        print(
+            f"splice run: interrupted; the answers already in are kept in {args.out}; run the "
+            "same command again to resume.",
+            file=sys.stderr,
+        )
+        return INTERRUPTED_EXIT
     finally:
         bar.close()
         log.removeFilter(log_filter)

@@ -3,7 +3,8 @@
 The runner is tested against a socket, not a mocked client, so retries, timeouts, headers
 and JSON bodies go through the same HTTP code as against vLLM or a commercial API. Each
 request is matched to a "conversation key" (a hash of its messages), so a script can say
-"the first attempt for this row gets a 429, the second succeeds" even though the runner sends rows concurrently and in any order.
+"the first attempt for this row gets a 429, the second succeeds" even though the runner
+sends rows concurrently and in any order.
 
 The server is bounded: it answers at most ``max_requests`` requests (then 503s), a slow
 reply waits at most ``max_delay`` seconds and wakes up at once on shutdown (so do stalls
