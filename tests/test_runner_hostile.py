@@ -24,9 +24,9 @@ import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_eval.breaker import Breaker, EndpointDown
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions
-from splice_eval.runner import CallResult, RowJob, run_jobs
+from splice_eval.runner import CallResult, run_jobs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
-from tests.test_runner import SECRET, Sleeps, cli, debug_cli, good, jobs_for, make_caller, oracle
+from tests.test_runner import SECRET, cli, debug_cli, good, jobs_for, make_caller, oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 
