@@ -87,6 +87,24 @@ def metadata_conflict(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return None
 
 
+def describe_metadata(metadata: dict[str, Any] | None) -> str:
+    """One line saying how a file's answers were produced, for ``score`` and ``report``."""
+    if not metadata:
+        return "no metadata line: how these answers were produced is not recorded"
+    shown = []
+    for key in sorted(metadata, key=lambda k: (k not in _SHOWN_FIRST, _SHOWN_FIRST.get(k, 0), k)):
+        value = metadata[key]
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            value = ",".join(f"{k}={v}" for k, v in value.items())
+        shown.append(f"{key} {value}")
+    return "; ".join(shown)
+
+
+_SHOWN_FIRST = {"producer": 0, "model": 1, "config": 2, "endpoint": 3}
+
+
 def read_metadata(path: str | Path) -> dict[str, Any] | None:
     """The file's metadata line, or None when it has none."""
     path = Path(path)
