@@ -7,17 +7,27 @@ images), both built by ``splice_dataset`` so the runner and a user's own script 
 same question. Answers are parsed by the metric's ``parse_order`` (the only parser) and
 written as a prediction file (``splice_eval.predictions``) that ``splice score`` reads.
 
-Long runs against rate-limited or flaky endpoints are the norm, so the runner
-- keeps at most ``--concurrency`` requests in flight,
-- retries 429, 408, 409 and 5xx answers, timeouts and dropped connections with exponential
-  backoff, honouring the server's ``Retry-After``; other 4xx answers are row errors, and
-  401/403/404 (wrong key, model or URL) stop the run at once since every row would fail,
-- appends each answer to the output file as it arrives and, when started again on the same
-  file, skips rows already answered (rows that ended in an error are tried again),
+Long runs against rate-limited, flaky or hostile endpoints are the norm, so the runner
+- keeps at most ``--concurrency`` requests in flight;
+- ends every attempt by ``--timeout`` seconds of wall-clock time and reads at most
+  ``--max-answer-bytes`` of it, whatever the server does (``http_post``: drips, stalls
+  and huge bodies included);
+- retries 429, 408, 409 and 5xx answers, timeouts, dropped connections and bodies that are
+  not JSON (cut off) with exponential backoff, honouring the server's ``Retry-After``;
+  other 4xx answers and replies that are not chat completions are row errors; 401/403/404
+  (wrong key, model or URL) stop the run at once since every row would fail;
+- stops the run with one message when the endpoint is gone (``breaker``: consecutive
+  connection failures, or no reply at all for ``--max-silence`` seconds);
+- appends each answer to the output file as it arrives, one whole line per write, after
+  a metadata line saying how the answers are produced; when started again on the same
+  file it skips rows already answered (rows that ended in an error are tried again) and
+  refuses to mix in answers produced with other settings;
+- on SIGTERM or Ctrl-C, aborts what is in flight and writes what is in before exiting;
 - ends by scoring everything in the file with the metric.
 
-The API key is read from the environment (``OPENAI_API_KEY`` or ``--api-key-env NAME``)
-and is never printed, logged or written to the prediction file.
+The API key is read from the environment (``OPENAI_API_KEY`` or ``--api-key-env NAME``);
+it and every credential header are replaced by ``***`` (``redact``) in all that is
+printed, logged or stored, including what a server echoes back.
 """
 
 from __future__ import annotations
