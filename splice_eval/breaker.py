@@ -40,7 +40,7 @@ class Breaker:
         self._lock = threading.Lock()
         self._failures = 0
         self._last_error = ""
-        self._last_heard = clock()
+        self._last_heard: float | None = None  # set by the first attempt, not at creation
         self._in_flight: set[Attempt] = set()
 
     def check(self) -> None:
@@ -53,6 +53,8 @@ class Breaker:
         attempt = Attempt()
         with self._lock:
             self.check()
+            if self._last_heard is None:
+                self._last_heard = self.clock()
             self._in_flight.add(attempt)
         return attempt
 
@@ -77,7 +79,7 @@ class Breaker:
                 if self._failures >= self.max_failures:
                     self._open(f"{self._failures} connection failures in a row (last: {error})")
                     return
-            silent = self.clock() - self._last_heard
+            silent = self.clock() - (self._last_heard or self.clock())
             if silent >= self.max_silence:
                 self._open(f"no reply from the endpoint for {silent:.0f} s (last: {error})")
 

@@ -74,7 +74,12 @@ class RedactingFilter(logging.Filter):
         self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redactor.text(record.getMessage())
+        message = record.getMessage()
+        if record.exc_info:  # a traceback's text can quote a secret too
+            message += "\n" + logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        record.exc_text = None
+        record.msg = self.redactor.text(message)
         record.args = None
         return True
 

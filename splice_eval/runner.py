@@ -497,6 +497,16 @@ def run_jobs(
 
     def work(job: RowJob) -> Prediction:
         try:
+            return answer(job)
+        except EndpointDown:
+            raise
+        except Exception as exc:  # a bug here must not cost the run, nor this row's place
+            log.debug("row %s failed", job.video_id, exc_info=True)
+            error = redactor.text(f"internal error: {type(exc).__name__}: {exc}")
+            return Prediction(job.video_id, config, model, None, None, {"error": error})
+
+    def answer(job: RowJob) -> Prediction:
+        try:
             messages = job.build_messages()
         except Exception as exc:  # a bad clip is this row's error, not the run's
             result = CallResult(None, None, 0, f"could not build the request: {exc}")

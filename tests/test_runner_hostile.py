@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_eval.breaker import Breaker, EndpointDown
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions
+from splice_eval.redact import RedactingFilter, Redactor
 from splice_eval.runner import CallResult, run_jobs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
 from tests.test_runner import SECRET, cli, debug_cli, good, jobs_for, make_caller, oracle
@@ -232,6 +234,21 @@ def test_silent_endpoint_trips_the_breaker(tmp_path):
     assert all(p.order is None for p in preds)
 
 
+def test_tls_failures_trip_the_breaker(tmp_path):
+    """A TLS handshake that fails (here: https to a plain-HTTP server) is a connection
+    failure: the breaker stops the run after ``max_failures`` in a row."""
+    breaker = Breaker(max_failures=3)
+    with FakeOpenAIServer(good) as server:
+        caller = make_caller(
+            server.url.replace("http://", "https://"), retries=5, base=0.01, breaker=breaker
+        )
+        _, stats = run_jobs(
+            jobs_for(["a", "b"]), caller, out=tmp_path / "p.jsonl", config="text", model="m"
+        )
+        assert server.requests == []
+    assert stats.stopped.startswith("3 connection failures in a row (last: TLS handshake failed")
+
+
 def test_any_reply_resets_the_connection_count():
     breaker = Breaker(max_failures=2)
     breaker.failed(True, "refused")
@@ -278,6 +295,36 @@ def test_echoed_key_is_redacted_everywhere(demo_build, tmp_path, capsys, caplog,
         stored = (tmp_path / f"{status}.jsonl").read_text()
         assert "'Authorization': '***'" in captured.err + stored
         assert SECRET not in captured.out + captured.err + caplog.text + stored
+
+
+def test_redactor_forms_and_log_tracebacks():
+    redactor = Redactor([SECRET])
+    redactor.add_headers({"Authorization": f"Bearer {SECRET}", "X-Api-Key": "k-12345"})
+    echoed = f"Bearer {SECRET} / {urllib.parse.quote(SECRET)} / {json.dumps(SECRET)} / k-12345"
+    assert redactor.text(echoed) == '*** / *** / "***" / ***'
+    assert redactor.value({"a": [f"x{SECRET}x"], SECRET: 1}) == {"a": ["x***x"], "***": 1}
+    assert Redactor(["EMPTY"]).text("EMPTY choices") == "EMPTY choices"  # no real key
+
+    logger = logging.getLogger("splice.test.redact")
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(self.format(record))
+
+    handler = Keep()
+    logger.addHandler(handler)
+    logger.addFilter(RedactingFilter(redactor))
+    try:
+        try:
+            raise ValueError(f"header value {SECRET} rejected")
+        except ValueError:
+            logger.error("request for %s failed", SECRET, exc_info=True)
+    finally:
+        logger.removeHandler(handler)
+    (text,) = records
+    assert "request for *** failed" in text and "header value *** rejected" in text
+    assert SECRET not in text
 
 
 def test_credentials_in_the_endpoint_url_are_refused(demo_build, tmp_path):
