@@ -359,7 +359,7 @@ class ChatCaller:
             return _Outcome(usage=usage, error="answer's message has no content")
         if not isinstance(content, str):
             return _Outcome(usage=usage, error=f"answer's content is {type(content).__name__}")
-        return _Outcome(raw_output=self.redactor.text(content), usage=usage)
+        return _Outcome(raw_output=self.redactor.text(_valid_text(content)), usage=usage)
 
     def _server_message(self, body: bytes) -> str:
         """The server's own words for an error, redacted first, then shortened."""
@@ -378,8 +378,14 @@ class ChatCaller:
         return self._snippet(text) or "no message"
 
     def _snippet(self, text: str, limit: int = 300) -> str:
-        text = " ".join(self.redactor.text(text).split())
+        text = " ".join(self.redactor.text(_valid_text(text)).split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _valid_text(text: str) -> str:
+    """``text`` without lone surrogates (JSON's ``"\\ud83d"``, an emoji cut in half by
+    max_tokens), which no UTF-8 file can hold: each becomes ``?``."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 # --- resumable prediction file ---------------------------------------------------------------

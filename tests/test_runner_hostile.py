@@ -113,6 +113,7 @@ def test_huge_body_is_capped_and_not_retried():
         (b'{"choices": [{"message": {"content": 7}}]}', "answer's content is int", False),
         (b"[1, 2]", "answer is JSON list, not a chat completion", False),
         (b'{"choices": [{"message": {"content": "\xff\xfe"}}]}', "not UTF-8", False),
+        (b'{"error": {"message": "half an emoji \\ud83d"}}', "no choices (error: half", False),
     ],
 )
 def test_bad_reply_is_a_row_error(tmp_path, body, error, retried):
@@ -140,6 +141,22 @@ def test_content_parts_are_joined():
     with FakeOpenAIServer(lambda r: Reply(body=body)) as server:
         result = make_caller(server)([{"role": "user", "content": "x"}])
     assert result.raw_output == "<order>Video 2, Video 1" and result.error is None
+
+
+def test_lone_surrogate_in_an_answer_is_stored(tmp_path):
+    """JSON may escape half an emoji ("\\ud83d", cut by max_tokens): no UTF-8 file holds
+    it, so it must not crash the run when the line is written."""
+    body = b'{"choices": [{"message": {"content": "<order>Video 2, Video 1</order> \\ud83d"}}]}'
+    with FakeOpenAIServer(lambda r: Reply(body=body)) as server:
+        preds, stats = run_jobs(
+            jobs_for(["v"], 2),
+            make_caller(server),
+            out=tmp_path / "p.jsonl",
+            config="text",
+            model="m",
+        )
+    (pred,) = read_predictions(tmp_path / "p.jsonl")
+    assert pred.order == [2, 1] and pred.raw_output == "<order>Video 2, Video 1</order> ?"
 
 
 def test_cut_off_connection_is_retried():
