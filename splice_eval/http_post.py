@@ -14,6 +14,7 @@ Not covered: a DNS lookup that hangs (``getaddrinfo`` cannot be interrupted) and
 
 from __future__ import annotations
 
+import functools
 import http.client
 import socket
 import ssl
@@ -109,7 +110,7 @@ def post(
     deadline = time.monotonic() + timeout
     if parts.scheme == "https":
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-            parts.hostname, parts.port, timeout=timeout, context=ssl.create_default_context()
+            parts.hostname, parts.port, timeout=timeout, context=_tls_context()
         )
     else:
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
@@ -161,6 +162,12 @@ def post(
     finally:
         attempt._finish()
         conn.close()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The system's trust store, loaded once (not per attempt)."""
+    return ssl.create_default_context()
 
 
 def _failure(attempt: Attempt, kind: str, message: str, timeout: float) -> HttpFailure:
