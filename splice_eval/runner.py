@@ -536,12 +536,11 @@ def run_jobs(
     fresh = not out.exists() or out.stat().st_size == 0
     stop: BaseException | None = None
     with (
-        out.open("a", encoding="utf-8") as fh,
+        out.open("ab", buffering=0) as fh,  # one write() per line: no line is split
         ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="splice-run") as pool,
     ):
         if fresh:
-            fh.write(metadata_line(metadata) + "\n")
-            fh.flush()
+            _append_line(fh, metadata_line(metadata))
         pending: set[Future[Prediction]] = set()
 
         def collect(fut: Future[Prediction]) -> None:
@@ -557,8 +556,7 @@ def run_jobs(
                     if breaker is not None:
                         breaker.stop(str(exc))
                 return
-            fh.write(pred.to_json() + "\n")
-            fh.flush()
+            _append_line(fh, pred.to_json())
             results[pred.video_id] = pred
             stats.asked += 1
             stats.attempts += int(pred.extra.get("attempts") or 0)
@@ -604,6 +602,14 @@ def run_jobs(
     if stop is not None and not isinstance(stop, EndpointDown):
         raise stop
     return ordered, stats
+
+
+def _append_line(fh: Any, text: str) -> None:
+    """Append one line with as few write() calls as the OS allows (one, for a regular
+    file), so a kill leaves whole lines and at most one partial last line."""
+    data = memoryview((text + "\n").encode("utf-8"))
+    while data:
+        data = data[fh.write(data) :]
 
 
 # --- rows -> jobs ---------------------------------------------------------------------------
