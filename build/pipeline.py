@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import os
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, validate, write
+from . import card, ingest, ownership, probe, select, shuffle, validate, write
+from .errors import UserError
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
+from .records import MIN_FPS, MIN_SIDE, CutSettings, ShuffledVideo, Skip, VideoEntry
 from .report import BuildReport
 from .workdir import WorkDir, work_key
 from .worker import VideoTask
@@ -57,7 +59,8 @@ class BuildConfig:
 
     @property
     def work_dir(self) -> Path:
-        return self.work or self.out.with_name(self.out.name + "-work")
+        # Spelled out absolute: `--out .` or `--out ..` have no name to add "-work" to.
+        return self.work or Path(os.path.abspath(self.out) + "-work")
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,38 @@ class BuildResult:
 
 
 def run_build(config: BuildConfig) -> BuildResult:
+    """Build ``config.out``; raises `UserError`, having changed nothing of value, for bad
+    options or folders, another build holding the folders, or a build of no video.
+
+    The previous output is replaced only by a finished (and, unless ``validate`` is off,
+    validated) build; until then the new one is written into a hidden folder beside it."""
     started = time.monotonic()
-    report = BuildReport(settings=_settings(config))
-    annotations = ingest.load_annotations(config.annotations)
+    check_options(config)
+    ownership.check_folders(
+        out=config.out,
+        work=config.work_dir,
+        videos=config.videos,
+        annotations=config.annotations,
+        curation=config.curation,
+    )
+    # Absolute from here on: workers (Ray's above all) may run in another folder.
+    given = config
+    config = replace(
+        config,
+        annotations=config.annotations.absolute(),
+        videos=config.videos.absolute(),
+        out=config.out.absolute(),
+        work=config.work_dir.absolute(),
+        curation=config.curation.absolute() if config.curation else None,
+    )
+    with ownership.locked(config.out, config.work_dir):
+        return _locked_build(config, given, started)
+
+
+def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> BuildResult:
+    roots = {"<videos>": config.videos, "<work>": config.work_dir, "<out>": config.out}
+    report = BuildReport(settings=_settings(config), local_roots=roots)
+    annotations = _load_annotations(given.annotations)
     for skip in annotations.skips:
         report.skip(skip)
     selection = select.select(
@@ -84,16 +116,37 @@ def run_build(config: BuildConfig) -> BuildResult:
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
+    if not selection.selected:
+        raise UserError(_nothing_built(report, given, "selected"))
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
     included = _cut_all(selection.selected, work, config, report)
+    if not included:
+        raise UserError(_nothing_built(report, given, "included"))
 
-    staging = config.out.with_name(config.out.name + ".incomplete")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    entries = [e for e in selection.selected if e.video_id in included]
+    staging = ownership.new_staging(config.out)
+    try:
+        problems = _write(staging, selection.selected, included, annotations, work, config, report)
+        if not problems:
+            ownership.replace_output(staging, config.out)
+    finally:
+        if staging.exists():  # unswapped: a failed build, which must not replace the old one
+            shutil.rmtree(staging)
+    return BuildResult(given.out, report, problems, time.monotonic() - started)
+
+
+def _write(
+    staging: Path,
+    selected: list[VideoEntry],
+    included: set[str],
+    annotations: ingest.IngestResult,
+    work: WorkDir,
+    config: BuildConfig,
+    report: BuildReport,
+) -> list[validate.Problem]:
+    """Shards, card and report into ``staging``; the problems `splice validate` finds."""
+    entries = [e for e in selected if e.video_id in included]
     videos = _shuffled(entries, work, config)
     written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
     sections = []
@@ -121,12 +174,56 @@ def run_build(config: BuildConfig) -> BuildResult:
         card.render_card(written, provenance, extra_sections=sections), "utf-8"
     )
     report.write(staging)
-    if config.out.exists():
-        shutil.rmtree(config.out)
-    os.replace(staging, config.out)
+    return validate.validate(staging) if config.validate else []
 
-    problems = validate.validate(config.out) if config.validate else []
-    return BuildResult(config.out, report, problems, time.monotonic() - started)
+
+def check_options(config: BuildConfig) -> None:
+    """Refuse settings that cannot give a usable build, before any work, naming the option
+    (the library call is checked like the command line, so the names are the options')."""
+    cut = config.cut
+    checks = (
+        ("--max-side", cut.max_side, cut.max_side >= MIN_SIDE,
+         f"at least {MIN_SIDE} pixels (the clips' short side)"),
+        ("--fps", cut.fps, cut.fps is None or MIN_FPS <= cut.fps < math.inf,
+         f"at least {MIN_FPS:g} frame per second, so that every step (COIN's shortest "
+         "lasts 1 s) keeps a frame and no frame outlasts its step"),
+        ("--tolerance", config.tolerance, 0 <= config.tolerance < math.inf,
+         "a number of seconds, not negative"),
+        ("--workers", config.workers, config.workers is None or config.workers >= 1,
+         "at least 1"),
+        ("--limit", config.limit, config.limit is None or config.limit >= 1,
+         "a positive number of videos"),
+        ("--subset-size", config.subset_size, config.subset_size is None or config.subset_size >= 1,
+         "a positive number of videos"),
+        ("--max-shard-mb", config.max_shard_bytes / 1_000_000, config.max_shard_bytes > 0,
+         "positive"),
+    )  # fmt: skip
+    for option, value, ok, rule in checks:
+        if not ok:
+            raise UserError(f"{option} {value:g}: must be {rule}")
+
+
+def _load_annotations(path: Path) -> ingest.IngestResult:
+    """The annotation file, or a `UserError` naming it when it holds no video at all."""
+    try:
+        annotations = ingest.load_annotations(path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--annotations: {exc}") from None
+    if not annotations.entries and not annotations.skips:
+        raise UserError(f'annotation file {path}: its "database" is empty; no video to build')
+    return annotations
+
+
+def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
+    """Why a build has no video, in one line: counts per stage and the first reason."""
+    skipped = report.skipped
+    stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
+    first = f"; e.g. {skipped[0].video_id}: {report.portable(skipped[0].reason)}" if skipped else ""
+    return (
+        f"no video {what}: all {len(report.videos)} videos of {given.annotations.name} were "
+        f"skipped ({stages}){first} (--videos {given.videos}); nothing written, --out "
+        f"{given.out} left as it was"
+    )
 
 
 def _cut_all(
@@ -271,13 +368,17 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    for path, what in ((args.annotations, "annotation file"), (args.videos, "video folder")):
+    for path, what in ((args.annotations, "--annotations"), (args.videos, "--videos")):
         if not path.exists():
-            print(f"splice build: {what} not found: {path}")
-            return 2
+            raise UserError(f"{what} {path}: not found")
+    if not args.videos.is_dir():
+        raise UserError(f"--videos {args.videos}: not a folder")
     result = run_build(config_from_args(args))
     print(result.report.summary())
-    print(f"wrote {result.out} in {result.seconds:.1f} s")
     for problem in result.problems:
         print(f"validate: {problem}")
-    return 1 if result.problems else 0
+    if result.problems:
+        print(f"{len(result.problems)} problem(s): nothing written, {args.out} left as it was")
+        return 1
+    print(f"wrote {args.out} in {result.seconds:.1f} s")
+    return 0

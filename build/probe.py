@@ -24,7 +24,14 @@ from splice_build.frames import (
     to_pts,
     to_seconds,
 )
-from splice_build.records import ProbedVideo, SkipVideo, SourceInfo, VideoEntry
+from splice_build.records import (
+    MIN_FPS,
+    MIN_SIDE,
+    ProbedVideo,
+    SkipVideo,
+    SourceInfo,
+    VideoEntry,
+)
 
 # Seconds a source may fall short of its last step's end: COIN marks most times in whole
 # seconds, so a segment ending up to a second after the file's last frame is still whole
@@ -117,6 +124,7 @@ def probe(
         pts, frame = found
         reached = to_seconds(pts, time_base, reader.origin)
         rate = source_rate(stream)
+        _check_least(path, frame.width, frame.height, rate)
         info = SourceInfo(
             path=path,
             container=container.format.name,
@@ -129,6 +137,20 @@ def probe(
             has_audio=bool(container.streams.audio),
         )
     return ProbedVideo(entry=entry, source=info)
+
+
+def _check_least(path: Path, width: int, height: int, rate: Fraction | None) -> None:
+    """Refuse a source whose clips could only be below the least a clip may be (the cutter
+    never upscales nor raises the frame rate), which `splice validate` would reject."""
+    if min(width, height) < MIN_SIDE:
+        raise SkipVideo(
+            "probe", f"source video {path} is {width}x{height}: under {MIN_SIDE} px on a side"
+        )
+    if rate and rate < MIN_FPS:
+        raise SkipVideo(
+            "probe",
+            f"source video {path} has {float(rate):.3g} frames per second, under {MIN_FPS:g}",
+        )
 
 
 def _header_duration(

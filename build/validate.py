@@ -10,8 +10,9 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
   with ``answer.segments`` (the label of the earliest segment comes first); segments
   non-empty and non-overlapping; ``duration`` the sum of ``clip_durations``.
 - Clips: every clip is an mp4 that decodes with PyAV (every frame, unless ``quick``), H.264,
-  yuv420p, even size; its duration matches its segment and its ``clip_durations`` entry to
-  a frame (see ``TOLERANCE``).
+  yuv420p, even size, at least ``MIN_SIDE`` px on its short side and ``MIN_FPS`` frames per
+  second; its duration matches its segment and its ``clip_durations`` entry to a frame (see
+  ``TOLERANCE``).
 - Order leaks outside ``answer``: clip file names other than ``clip_file_name(video_id,
   label)``; clips whose timestamps do not start at 0 (they would carry source times); mp4
   metadata beyond the muxer's own keys (``creation_time``, comments, titles... could carry
@@ -46,6 +47,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.records import MIN_FPS, MIN_SIDE
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
@@ -316,6 +318,7 @@ def _check_clips(row: dict[str, Any], tolerance_frames: float, full: bool) -> li
             out.append((col, f"is {probe.codec}/{probe.pix_fmt}, not h264/yuv420p"))
         if probe.width % 2 or probe.height % 2:
             out.append((col, f"odd size {probe.width}x{probe.height}"))
+        out += [(col, what) for what in _check_least(probe)]
         if abs(probe.first_time) > ROUNDING:
             out.append(
                 (col, f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
@@ -342,6 +345,18 @@ def _check_clips(row: dict[str, Any], tolerance_frames: float, full: bool) -> li
                     f"{durations[label - 1]:.3f} s",
                 )
             )
+    return out
+
+
+def _check_least(probe: ClipProbe) -> list[str]:
+    """A clip too small to see or too slow to follow (``MIN_SIDE``, ``MIN_FPS``); the frame
+    tolerance of the timing checks would otherwise grow with a slow clip's long frames."""
+    out = []
+    if min(probe.width, probe.height) < MIN_SIDE:
+        out.append(f"short side of {probe.width}x{probe.height} is under {MIN_SIDE} px")
+    if probe.frame_duration > 1 / MIN_FPS + ROUNDING:
+        rate = 1 / probe.frame_duration
+        out.append(f"frame rate {rate:.3g} fps is under {MIN_FPS:g} fps")
     return out
 
 

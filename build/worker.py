@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import cut, probe
 from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
+from .report import portable
 from .workdir import WorkDir, work_key
 
 
@@ -77,13 +78,9 @@ def thread_budget(workers: int, cores: int | None = None) -> int:
 
 
 def _portable(reason: str, task: VideoTask) -> str:
-    """Reasons name files relative to the video folder: the report is published with the
-    build, must not reveal local paths, and must be the same on every machine. The longer
-    spelling goes first, so a relative folder never rewrites part of its absolute one."""
-    spellings = {str(task.videos_dir.resolve()), str(task.videos_dir)}
-    for folder in sorted(spellings, key=len, reverse=True):
-        reason = reason.replace(folder + "/", "").replace(folder, "<videos>")
-    return reason
+    """Reasons name files by the folder's role (``<videos>/x.mp4``): the report is published
+    with the build, must not reveal local paths, and must be the same on every machine."""
+    return portable(reason, {"<videos>": task.videos_dir, "<work>": task.work_root})
 
 
 def _ok(video: CutVideo) -> Outcome:
