@@ -43,8 +43,7 @@ class WorkDir:
 
     def new_temp_dir(self, video_id: str) -> Path:
         """A private folder to cut into; never read unless committed."""
-        # The id is cut short: with the suffix, a long id would pass the 255-byte name limit.
-        tmp = self.videos / f".tmp-{video_id[:64]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        tmp = self.videos / f".tmp-{video_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir(parents=True)
         return tmp
 

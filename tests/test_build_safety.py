@@ -22,9 +22,11 @@ from splice_build.pipeline import run_build
 from splice_build.report import REPORT_JSON
 from splice_build.workdir import WorkDir
 from tests.build_helpers import (
+    alive,
     committed,
     config,
     demo_database,
+    descendants,
     subset_annotations,
     tree_digest,
     wait_for_first_commit,
@@ -162,6 +164,28 @@ def test_normal_layout_builds_and_leaves_user_files_alone(
     ]  # fmt: skip
 
 
+def test_a_build_failing_while_writing_leaves_the_previous_output(
+    tmp_path, sources, demo_ids, monkeypatch
+) -> None:
+    """The disk fills up while the card is written: the old build stays, whole, and the
+    half-written new one is gone."""
+    from splice_build import card
+
+    annotations = subset_annotations(tmp_path, demo_ids[:2])
+    out = tmp_path / "splice"
+    run_build(config(annotations, sources, out))
+    before = tree_digest(out)
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(card, "render_card", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        run_build(config(annotations, sources, out, seed=3))
+    assert tree_digest(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json", "splice", "splice-work"]
+
+
 # --- 6. empty results and bad options ---------------------------------------------------
 
 
@@ -267,21 +291,29 @@ def test_validate_rejects_degenerate_clips(tmp_path, size, rate, frames, what) -
 
 
 def test_long_video_id_puts_no_local_path_in_the_report(tmp_path, sources, demo_ids) -> None:
-    long_id = ("x" * 240)[: 240 - len(demo_ids[0])] + demo_ids[0]
+    """A 240-character id once failed in the work folder with the folder's absolute path in
+    the reason; now it is skipped at ingest (no name the build makes from it would fit),
+    while the longest id kept builds in every format."""
+    from splice_build.ingest import MAX_VIDEO_ID
+
+    long_id = "x" * (240 - len(demo_ids[0])) + demo_ids[0]
+    longest = "y" * (MAX_VIDEO_ID - len(demo_ids[1])) + demo_ids[1]
     database = demo_database()
+    entries = {long_id: database[demo_ids[0]], longest: database[demo_ids[1]]}
     annotations = tmp_path / "coin.json"
-    entries = {long_id: database[demo_ids[0]], demo_ids[1]: database[demo_ids[1]]}
     annotations.write_text(json.dumps({"database": entries}), "utf-8")
     videos = tmp_path / "videos"
     videos.mkdir()
     shutil.copy(sources / f"{demo_ids[0]}.mp4", videos / f"{long_id}.mp4")
-    shutil.copy(sources / f"{demo_ids[1]}.mp4", videos / f"{demo_ids[1]}.mp4")
-    result = run_build(config(annotations, videos, tmp_path / "splice"))
+    shutil.copy(sources / f"{demo_ids[1]}.mp4", videos / f"{longest}.mp4")
+    result = run_build(config(annotations, videos, tmp_path / "splice", format="both"))
     for path in (result.out / REPORT_JSON, result.out / "README.md"):
         text = path.read_text("utf-8")
         assert str(tmp_path) not in text and str(Path.home()) not in text, path.name
     status = {v.video_id: v for v in result.report.videos}
-    assert status[long_id].status == "included", status[long_id].reason
+    assert (status[long_id].status, status[long_id].stage) == ("skipped", "ingest")
+    assert "240 characters" in status[long_id].reason
+    assert status[longest].status == "included", status[longest].reason
     assert result.problems == []
 
 
@@ -310,35 +342,6 @@ def _build_cmd(annotations: Path, videos: Path, out: Path, work: Path, *extra: s
             *extra]  # fmt: skip
 
 
-def _descendants(pid: int) -> set[int]:
-    """Processes started (directly or not) by pid, found through /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds workers via /proc")
 def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
     tmp_path, sources, demo_ids
@@ -352,14 +355,14 @@ def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
     cmd = _build_cmd(annotations, sources, out, work, "--workers", "2", "--no-validate")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_first_commit(proc, work)
-    workers = _descendants(proc.pid)
+    workers = descendants(proc.pid)
     assert workers, "the build started no worker process"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+    while time.monotonic() < deadline and any(alive(p) for p in workers):
         time.sleep(0.1)
-    assert not [p for p in workers if _alive(p)], "workers outlived their driver by 10 s"
+    assert not [p for p in workers if alive(p)], "workers outlived their driver by 10 s"
     assert tree_digest(out) == before  # the killed build never touched the old output
     folder = WorkDir(work)
     for video in committed(work):  # every committed entry is whole
