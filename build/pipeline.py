@@ -5,6 +5,10 @@ The driver does the cheap, global stages (ingest, select) itself, hands the per-
 shuffled, into the shard writer. The output depends only on the inputs, the seed and the
 settings, never on the executor, the number of workers or earlier interruptions: the work
 folder is keyed by what each cut depends on, and the writer sees the same sequence.
+
+Before any of it, the options and the folders are checked and the folders locked
+(`ownership`): a build never deletes what it did not make, writes its output beside the old
+one and swaps it in only when finished, so a failed, empty or killed build changes nothing.
 """
 
 from __future__ import annotations

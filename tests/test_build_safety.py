@@ -156,12 +156,42 @@ def test_normal_layout_builds_and_leaves_user_files_alone(
     assert {k: v for k, v in after.items() if k in before} == before
     new = {k.split("/")[0] for k in after if k not in before}
     assert new == {"splice", "splice-work"}
+    # What a killed build left beside the output goes; a user's folder of that name stays.
+    dead = project / ".splice.incomplete-dead"
+    (dead / "data").mkdir(parents=True)
+    (dead / "data" / "test-00000-of-00001.parquet").write_bytes(b"PAR1")
+    (project / ".splice.incomplete-mine").mkdir()
+    (project / ".splice.incomplete-mine" / "notes.txt").write_text("mine", "utf-8")
+    before = _everything(project)
     code, err = _splice(capsys, "--annotations", "COIN.json", "--videos", "videos", "--seed", "1")
     assert code == 0, err  # a previous build is replaced
-    assert {k: v for k, v in _everything(project).items() if k in before} == before
+    after = _everything(project)
+    assert {k: v for k, v in after.items() if not k.startswith(("splice/", ".splice.inc"))} == {
+        k: v for k, v in before.items() if not k.startswith(("splice/", ".splice.inc"))
+    }
+    assert not dead.exists()
+    assert (project / ".splice.incomplete-mine" / "notes.txt").read_text("utf-8") == "mine"
     assert sorted(p.name for p in project.iterdir()) == [
-        "COIN.json", "splice", "splice-work", "splice.incomplete", "thesis.txt", "videos",
+        ".splice.incomplete-mine", "COIN.json", "splice", "splice-work", "splice.incomplete",
+        "thesis.txt", "videos",
     ]  # fmt: skip
+
+
+def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) -> None:
+    from splice_build.ownership import foreign_output, foreign_work
+
+    out = Path(shutil.copytree(demo_build, tmp_path / "splice"))
+    assert foreign_output(out) is None
+    assert foreign_output(tmp_path / "absent") is None and foreign_output(tmp_path) is not None
+    (out / "data" / "notes.txt").write_text("mine", "utf-8")
+    assert "data/notes.txt" in foreign_output(out)
+    legacy = tmp_path / "work"  # as builds before the marker left it: committed cuts only
+    (legacy / "videos" / "abc").mkdir(parents=True)
+    (legacy / "videos" / "abc" / "cut.json").write_text("{}", "utf-8")
+    (legacy / "videos" / ".tmp-abc-1-2").mkdir()
+    assert foreign_work(legacy) is None
+    (legacy / "videos" / "holiday").mkdir()
+    assert "videos/holiday" in foreign_work(legacy)
 
 
 def test_a_build_failing_while_writing_leaves_the_previous_output(
