@@ -75,9 +75,10 @@ def test_ray_build_resumes_after_driver_is_killed(
     started = descendants(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)  # the driver alone
     proc.wait()
-    # Ray fate-shares the processes of a local instance with its driver: its task workers,
-    # which cut into the work folder, are gone within seconds. (Its dashboard and
-    # runtime-env agents, which write nothing there, may idle on: cleaned up below.)
+    # The task workers, which cut into the work folder, are gone within seconds: they die
+    # with their raylet, which Ray fate-shares with the driver of a local instance. (Its
+    # dashboard and runtime-env agents, which write nothing there, may idle on: cleaned up
+    # below.)
     workers = {p for p in started if not process_title(p).endswith("Agent")}
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(alive(p) for p in workers):
