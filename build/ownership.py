@@ -4,8 +4,8 @@ replaces a previous output only with a finished one.
 - An output folder is a previous build's when it holds a ``build_report.json`` (every build
   writes one) and nothing a build does not write: ``README.md``, the two reports, ``data/``
   and ``text/`` of Parquet shards, ``webdataset/`` of tar shards. A file someone put there
-  (predictions, notes) makes it not the build's to replace. An empty folder holds nothing
-  to lose and is used as well.
+  (predictions, notes) makes it not the build's to replace; only a desktop's litter
+  (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
 - A work folder is the build's when it holds ``WORK_MARKER`` (written when the build first
   uses the folder) or, as left by builds before the marker, only ``videos/`` of committed
   cuts and temporary cut folders. Anything else is refused.
@@ -40,6 +40,8 @@ CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.
 OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT})
 OUTPUT_FOLDERS = {CLIP_DATA_DIR: ".parquet", TEXT_DATA_DIR: ".parquet", WEBDATASET_DIR: ".tar"}
+# Files a desktop drops into any folder it shows; replacing them loses nothing.
+OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 WORK_MARKER = "splice-work.json"
 WORK_CUTS = "videos"  # `WorkDir.videos`
 TEMP_CUT_PREFIX = ".tmp-"  # `WorkDir.new_temp_dir`
@@ -120,12 +122,14 @@ def _foreign_entry(folder: Path) -> str | None:
     for entry in sorted(folder.iterdir()):
         if entry.is_symlink():
             return f"holds the link {entry.name}, which no SPLICE build wrote"
-        if entry.is_file() and entry.name in OUTPUT_FILES:
+        if entry.is_file() and entry.name in OUTPUT_FILES | OS_LITTER:
             continue
         suffix = OUTPUT_FOLDERS.get(entry.name)
         if suffix is None or not entry.is_dir():
             return f"holds {entry.name}, which no SPLICE build wrote"
         for inner in sorted(entry.iterdir()):
+            if inner.is_file() and inner.name in OS_LITTER:
+                continue
             if inner.is_symlink() or not inner.is_file() or inner.suffix != suffix:
                 return f"holds {entry.name}/{inner.name}, which no SPLICE build wrote"
     return None

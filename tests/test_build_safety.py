@@ -181,6 +181,7 @@ def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) ->
     from splice_build.ownership import foreign_output, foreign_work
 
     out = Path(shutil.copytree(demo_build, tmp_path / "splice"))
+    (out / ".DS_Store").write_bytes(b"\0")  # a desktop opened it
     assert foreign_output(out) is None
     assert foreign_output(tmp_path / "absent") is None and foreign_output(tmp_path) is not None
     (out / "data" / "notes.txt").write_text("mine", "utf-8")
