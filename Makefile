@@ -5,7 +5,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.splice-installed
 
-# lmms-eval in its own venv (tests/test_lmms_task.py runs its registry there): it pins
+# lmms-eval in its own venv, with this project installed (tests/test_lmms_task.py runs
+# `lmms-eval eval` there on the demo build): it pins
 # PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
 # pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
 # PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
@@ -47,12 +48,16 @@ clean:
 readme: $(STAMP)
 	$(PY) -m splice_build.readme --out README.md
 
-$(LMMS_STAMP):
+$(LMMS_STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(LMMS_VENV)
 	$(LMMS_VENV)/bin/pip install -q -U pip
 	$(LMMS_VENV)/bin/pip install -q torch==2.13.0
-	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0
+	# filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
+	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0 "filelock<4"
 	$(LMMS_VENV)/bin/pip uninstall -y -q torchvision
+	# The project itself (the task's utils.py imports splice_dataset and splice_metric),
+	# kept on the PyAV and filelock lmms-eval pins.
+	$(LMMS_VENV)/bin/pip install -q -e . "av<16" "filelock<4"
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)
