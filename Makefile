@@ -14,7 +14,13 @@ STAMP := $(VENV)/.splice-installed
 LMMS_VENV ?= .venv-lmms
 LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 
-.PHONY: demo test lint format bench clean lmms-venv readme
+# The metric's Space as the Hub builds it (tests/test_space.py serves app.py from it): a
+# fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.
+SPACE_VENV ?= .venv-space
+SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
+SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
+
+.PHONY: demo test lint format bench clean lmms-venv space-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +34,10 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP) $(LMMS_STAMP)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 $(PY) -m pytest -q -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 $(PY) -m pytest -q -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -61,3 +67,11 @@ $(LMMS_STAMP): setup.cfg pyproject.toml
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)
+
+$(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
+	$(PYTHON) -m venv --clear $(SPACE_VENV)
+	$(SPACE_VENV)/bin/pip install -q -U pip
+	$(SPACE_VENV)/bin/pip install -q "gradio==$(SPACE_GRADIO)" -r splice_metric/requirements.txt
+	touch $(SPACE_STAMP)
+
+space-venv: $(SPACE_STAMP)
