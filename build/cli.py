@@ -14,6 +14,8 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 from splice_build.errors import USAGE_EXIT, UserError
 
@@ -32,10 +34,16 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as UserError: one line (no usage block) on stderr, exit 2,
+    the same as every other user mistake. Nested parsers (``annotate export``) inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
 def _parser(available: dict[str, tuple[str, str]]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="splice", description="Build, load and score the SPLICE benchmark."
-    )
+    parser = _Parser(prog="splice", description="Build, load and score the SPLICE benchmark.")
     parser.add_argument("--version", action="version", version=f"splice {version()}")
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks (also: SPLICE_DEBUG=1)"
@@ -68,23 +76,33 @@ def main(argv: list[str] | None = None) -> int:
     while argv and argv[0] == "--debug":
         debug, argv = True, argv[1:]
     available = _available()
-    if not argv or argv[0] not in available:
-        _parser(available).parse_args(argv)  # prints usage / error (or --version) and exits
-        return USAGE_EXIT
+    command = f"splice {argv[0]}" if argv and argv[0] in available else "splice"
     try:
-        return _run(argv, available)
+        if command == "splice":
+            _parser(available).parse_args(argv)  # usage error (or --help, --version: exit 0)
+            return USAGE_EXIT
+        parser, runner = subcommand_parser(argv[0], available)
+        return int(runner(parser.parse_args(argv[1:])) or 0)
     except UserError as e:
         if debug:
             raise
-        print(f"splice {argv[0]}: {e}", file=sys.stderr)
+        print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
 
 
-def _run(argv: list[str], available: dict[str, tuple[str, str]]) -> int:
-    name, rest = argv[0], argv[1:]
-    module_name, help_text = available[name]
+def one_line(message: str) -> str:
+    """The dispatcher's promise: a user error is one line, whatever the message holds."""
+    return "; ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def subcommand_parser(
+    name: str, available: dict[str, tuple[str, str]] | None = None
+) -> tuple[argparse.ArgumentParser, Callable[[argparse.Namespace], int]]:
+    """The parser of ``splice <name>`` and the function that runs it, as ``main`` uses
+    them (the README test parses every command line it shows with these)."""
+    module_name, help_text = (available or _available())[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"splice {name}", description=help_text)
+    parser = _Parser(prog=f"splice {name}", description=help_text)
     attr = name.replace("-", "_")  # a module serving two subcommands has a pair for each
     add_arguments = getattr(module, f"add_{attr}_arguments", None)
     if add_arguments is None:
@@ -92,7 +110,7 @@ def _run(argv: list[str], available: dict[str, tuple[str, str]]) -> int:
     else:
         runner = getattr(module, f"run_{attr}")
     add_arguments(parser)
-    return int(runner(parser.parse_args(rest)) or 0)
+    return parser, runner
 
 
 if __name__ == "__main__":

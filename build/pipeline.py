@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 import splice_dataset as schema
 
 from . import card, ingest, probe, select, shuffle, validate, write
+from .errors import UserError
 from .executors import make_executor
 from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
 from .report import BuildReport
@@ -273,8 +274,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
 def run(args: argparse.Namespace) -> int:
     for path, what in ((args.annotations, "annotation file"), (args.videos, "video folder")):
         if not path.exists():
-            print(f"splice build: {what} not found: {path}")
-            return 2
+            raise UserError(f"{what} not found: {path}")
     result = run_build(config_from_args(args))
     print(result.report.summary())
     print(f"wrote {result.out} in {result.seconds:.1f} s")

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splice_build.errors import UserError, read_text
+
 REQUIRED = ("video_id", "config", "model", "raw_output", "order")
 
 
@@ -44,33 +46,33 @@ def read_predictions(path: str | Path) -> list[Prediction]:
 
 def iter_predictions(path: str | Path) -> Iterator[Prediction]:
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(data, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            missing = [k for k in REQUIRED if k not in data]
-            if missing:
-                raise ValueError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-            order = data["order"]
-            if order is not None and not (
-                isinstance(order, list)
-                and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
-            ):
-                raise ValueError(f"{path}:{lineno}: field 'order' must be a list of ints or null")
-            yield Prediction(
-                video_id=str(data["video_id"]),
-                config=str(data["config"]),
-                model=str(data["model"]),
-                raw_output=data["raw_output"],
-                order=order,
-                extra={k: v for k, v in data.items() if k not in REQUIRED},
-            )
+    # split on "\n" only: raw_output may hold U+2028 and other line breaks of str.splitlines
+    for lineno, line in enumerate(read_text(path, "prediction file").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict):
+            raise UserError(f"{path}:{lineno}: expected a JSON object")
+        missing = [k for k in REQUIRED if k not in data]
+        if missing:
+            raise UserError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
+        order = data["order"]
+        if order is not None and not (
+            isinstance(order, list)
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+        ):
+            raise UserError(f"{path}:{lineno}: field 'order' must be a list of ints or null")
+        yield Prediction(
+            video_id=str(data["video_id"]),
+            config=str(data["config"]),
+            model=str(data["model"]),
+            raw_output=data["raw_output"],
+            order=order,
+            extra={k: v for k, v in data.items() if k not in REQUIRED},
+        )
 
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:

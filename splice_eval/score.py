@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import splice_dataset as sd
+from splice_build.errors import UserError
 from splice_eval.builddata import read_meta
 from splice_eval.predictions import read_predictions
 from splice_metric import METRICS
@@ -63,7 +63,7 @@ def read_answers(build_dir: str | Path) -> Answers:
     try:
         meta = read_meta(build_dir)
     except FileNotFoundError:
-        raise ValueError(
+        raise UserError(
             f"{build_dir}: no text shards matching {sd.data_files_pattern('text')} "
             "(is this a SPLICE build folder?)"
         ) from None
@@ -86,7 +86,7 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
     for path in map(Path, paths):
         for pred in read_predictions(path):
             if pred.video_id not in known:
-                raise ValueError(
+                raise UserError(
                     f"{path}: video {pred.video_id!r} (model {pred.model!r}, config "
                     f"{pred.config!r}) is not in the build"
                 )
@@ -94,13 +94,13 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
                 (path, pred.model, pred.config), Run(path, pred.model, pred.config)
             )
             if pred.video_id in run.orders:
-                raise ValueError(
+                raise UserError(
                     f"{path}: video {pred.video_id!r} has two predictions for model "
                     f"{pred.model!r}, config {pred.config!r}"
                 )
             run.orders[pred.video_id] = pred.order
         if not any(key[0] == path for key in runs):
-            raise ValueError(f"{path}: no predictions")
+            raise UserError(f"{path}: no predictions")
     return list(runs.values())
 
 
@@ -214,9 +214,8 @@ def run(args: argparse.Namespace) -> int:
             )
             for r in runs
         ]
-    except (OSError, ValueError) as exc:
-        print(f"splice score: error: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
+        raise UserError(str(exc)) from exc
     print(render(results, args.groups))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
