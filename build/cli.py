@@ -12,6 +12,7 @@ import argparse
 import importlib
 import importlib.metadata
 import importlib.util
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -40,6 +41,40 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an int >= minimum, else the one-line option error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def float_in(
+    low: float, high: float = math.inf, *, low_open: bool = False
+) -> Callable[[str], float]:
+    """An argparse ``type``: a finite float in [low, high) (or (low, high) with ``low_open``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+        above_low = low < value if low_open else low <= value
+        if not (math.isfinite(value) and above_low and value < high):
+            shown = f"{'(' if low_open else '['}{low:g}, {high:g})"
+            raise argparse.ArgumentTypeError(f"must be in {shown}, got {text}")
+        return value
+
+    return parse
 
 
 def _parser(available: dict[str, tuple[str, str]]) -> argparse.ArgumentParser:

@@ -46,6 +46,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.cli import float_in
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
@@ -545,7 +546,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default=SPLIT, help=f"split to check (default {SPLIT})")
     parser.add_argument(
         "--tolerance-frames",
-        type=float,
+        type=float_in(0),
         default=TOLERANCE_FRAMES,
         help="allowed difference between a clip and its segment, in frames (default 1)",
     )

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import splice_dataset as schema
+from splice_build.cli import int_at_least
 from splice_build.errors import UserError, read_text
 from splice_metric import score
 
@@ -469,7 +470,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated names; consecutive pairs form teams (default A1,B1,A2,B2)",
     )
     ex.add_argument("--seed", type=int, default=0)
-    ex.add_argument("--limit", type=int, default=None, help="only the first N videos by id")
+    ex.add_argument(
+        "--limit", type=int_at_least(1), default=None, help="only the first N videos by id"
+    )
     ing = sub.add_parser("ingest", help="validate filled sheets; write curation and predictions")
     ing.add_argument("sheets", type=Path, nargs="+", help="filled sheet.csv files")
     ing.add_argument(

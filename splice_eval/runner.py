@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 import splice_dataset as schema
 import splice_metric
+from splice_build.cli import float_in, int_at_least
 from splice_eval.predictions import Prediction, iter_predictions, write_predictions
 
 log = logging.getLogger("splice.run")
@@ -478,15 +479,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(base64 images; works with every OpenAI-compatible endpoint). Default: images",
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
-    parser.add_argument("--concurrency", type=int, default=4, help="requests in flight")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
-    parser.add_argument("--max-retries", type=int, default=5, help="retries per row")
+    parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
     parser.add_argument(
-        "--backoff", type=float, default=1.0, help="first retry wait in seconds (doubles)"
+        "--timeout", type=float_in(0, low_open=True), default=300.0, help="seconds per request"
     )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N rows")
-    parser.add_argument("--max-tokens", type=int, default=1024)
-    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-retries", type=int_at_least(0), default=5, help="retries per row")
+    parser.add_argument(
+        "--backoff", type=float_in(0), default=1.0, help="first retry wait in seconds (doubles)"
+    )
+    parser.add_argument("--limit", type=int_at_least(1), default=None, help="only the first N rows")
+    parser.add_argument("--max-tokens", type=int_at_least(1), default=1024)
+    parser.add_argument("--temperature", type=float_in(0), default=0.0)
     parser.add_argument(
         "--api-key-env",
         default=DEFAULT_KEY_ENV,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as sd
+from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval.builddata import read_meta
 from splice_eval.predictions import read_predictions
@@ -193,9 +194,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--random-baseline", action="store_true", help="add the expected random scores"
     )
     parser.add_argument(
-        "--confidence-level", type=float, default=None, help="bootstrap intervals, e.g. 0.95"
+        "--confidence-level",
+        type=float_in(0, 1, low_open=True),
+        default=None,
+        help="bootstrap intervals, e.g. 0.95",
     )
-    parser.add_argument("--bootstrap-iterations", type=int, default=1000)
+    parser.add_argument("--bootstrap-iterations", type=int_at_least(1), default=1000)
     parser.add_argument("--json", type=Path, default=None, help="also write all results here")
 
 
