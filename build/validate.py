@@ -47,6 +47,7 @@ from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
 from splice_build.cli import float_in
+from splice_build.errors import UserError
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
@@ -559,8 +560,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not Path(args.dir).is_dir():
-        print(f"{args.dir}: not a folder")
-        return 1
+        raise UserError(f"{args.dir}: not a folder")
     report = validate_report(
         args.dir, split=args.split, tolerance_frames=args.tolerance_frames, quick=args.quick
     )

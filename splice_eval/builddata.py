@@ -21,6 +21,10 @@ import splice_dataset as schema
 from splice_build.errors import UserError
 
 
+class NotABuild(UserError):
+    """The folder given as a build has no shards of the config asked for."""
+
+
 def iter_rows(
     build: str | Path, config: str, columns: Sequence[str] | None = None, batch_size: int = 16
 ) -> Iterator[dict[str, Any]]:
@@ -29,7 +33,11 @@ def iter_rows(
     unknown = [c for c in wanted if c not in schema.columns(config)]
     if unknown:
         raise ValueError(f"config {config!r} has no column(s) {unknown}")
-    for path in schema.shard_files(build, config).get(schema.SPLIT, []):
+    try:
+        shards = schema.shard_files(build, config).get(schema.SPLIT, [])
+    except FileNotFoundError as exc:  # names the folder looked in
+        raise NotABuild(str(exc)) from None
+    for path in shards:
         try:
             shard = pq.ParquetFile(path)
             # pyarrow skips a requested column the file lacks: rows would just miss the key

@@ -40,6 +40,7 @@ from tqdm import tqdm
 import splice_dataset as schema
 import splice_metric
 from splice_build.cli import float_in, int_at_least
+from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, iter_predictions, write_predictions
 
 log = logging.getLogger("splice.run")
@@ -437,7 +438,10 @@ def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[],
 def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
     """Rows of a built folder or Hub id, streamed, clips undecoded (the runner only needs
     their bytes: it sends them as they are or samples frames with PyAV)."""
-    return schema.load(config, source=data, streaming=True, decode=False)
+    try:
+        return schema.load(config, source=data, streaming=True, decode=False)
+    except FileNotFoundError as exc:  # a local folder that is not there (or not a build)
+        raise UserError(f"--data {data}: {exc}") from None
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -506,7 +510,7 @@ def api_key_from_env(name: str, explicit: bool) -> str:
     if value:
         return value
     if explicit:
-        raise SystemExit(f"splice run: --api-key-env {name}: that variable is not set or empty")
+        raise UserError(f"--api-key-env {name}: that variable is not set or empty")
     return NO_KEY_PLACEHOLDER
 
 
@@ -518,16 +522,16 @@ def make_client(endpoint: str, api_key: str, timeout: float) -> Any:
 
 def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep) -> int:
     if args.concurrency < 1:
-        raise SystemExit("splice run: --concurrency must be >= 1")
+        raise UserError("--concurrency must be >= 1")
     if args.timeout <= 0:
-        raise SystemExit("splice run: --timeout must be > 0")
+        raise UserError("--timeout must be > 0")
     if args.max_retries < 0:
-        raise SystemExit("splice run: --max-retries must be >= 0")
+        raise UserError("--max-retries must be >= 0")
     if args.limit is not None and args.limit < 1:
-        raise SystemExit("splice run: --limit must be >= 1")
+        raise UserError("--limit must be >= 1")
     if args.frames is not None and (args.clips_as == "video" or args.config == "text"):
-        raise SystemExit(
-            "splice run: --frames applies to --as images with a video config "
+        raise UserError(
+            "--frames applies to --as images with a video config "
             f"(got --as {args.clips_as}, --config {args.config})"
         )
     api_key = api_key_from_env(args.api_key_env, args.api_key_env != DEFAULT_KEY_ENV)
@@ -544,6 +548,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
         generation={"max_tokens": args.max_tokens, "temperature": args.temperature},
         sleep=sleep,
     )
+    rows = load_rows(args.data, args.config)  # a missing build is refused before any output
     print(
         f"splice run: {args.model} at {args.endpoint}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
@@ -551,7 +556,6 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}
-    rows = load_rows(args.data, args.config)
     bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
     try:
         predictions, stats = run_jobs(

@@ -18,7 +18,7 @@ from typing import Any
 import splice_dataset as sd
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
-from splice_eval.builddata import read_meta
+from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import read_predictions
 from splice_metric import METRICS
 from splice_metric import score as score_orders
@@ -63,7 +63,7 @@ def read_answers(build_dir: str | Path) -> Answers:
     refuses a repeated video or one without an answer order)."""
     try:
         meta = read_meta(build_dir)
-    except FileNotFoundError:
+    except NotABuild:
         raise UserError(
             f"{build_dir}: no text shards matching {sd.data_files_pattern('text')} "
             "(is this a SPLICE build folder?)"

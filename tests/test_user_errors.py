@@ -303,3 +303,25 @@ def test_debug_shows_the_traceback(tmp_path):
         shown = splice(*debug_argv, env=env)
         assert shown.returncode != 0
         assert "Traceback" in shown.stderr and "UserError" in shown.stderr, shown.stderr
+
+
+# --- a build folder that is not there ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "{missing}"],
+        ["annotate", "export", "{missing}", "--out", "{tmp}/packages"],
+        ["baseline", "random", "--data", "{missing}", "--out", "{tmp}/p.jsonl"],
+        ["score", "{tmp}/p.jsonl", "--data", "{missing}"],
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text"]
+        + ["--data", "{missing}", "--out", "{tmp}/q.jsonl"],
+    ],
+)
+def test_missing_build(capsys, tmp_path, argv):
+    (tmp_path / "p.jsonl").write_text(Prediction("v", "text", "m", None, [1]).to_json() + "\n")
+    missing = tmp_path / "no-build"
+    argv = [a.format(missing=missing, tmp=tmp_path) for a in argv]
+    refused(capsys, argv, str(missing))
+    assert not (tmp_path / "packages").exists() and not (tmp_path / "q.jsonl").exists()
