@@ -53,7 +53,7 @@ DEFAULT_CONFIG = "video_text"
 SPLIT = "test"
 CLIP_DATA_DIR = "data"
 TEXT_DATA_DIR = "text"
-WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format webdataset|both`)
+WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format both`)
 PAPER_MAX_SIDE = 448  # short side cap of the paper's model settings (Appendix A.2)
 MIN_CLIPS, MAX_CLIPS = 2, 7  # the paper keeps videos with 2 to 7 steps (Section 3.2)
 

@@ -60,6 +60,8 @@ from splice_build.clipcheck import (
     probe_clip,
 )
 from splice_build.probe import COVERAGE_TOLERANCE
+from splice_build.cli import float_in
+from splice_build.errors import UserError
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
@@ -539,7 +541,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default=SPLIT, help=f"split to check (default {SPLIT})")
     parser.add_argument(
         "--tolerance-frames",
-        type=float,
+        type=float_in(0),
         default=TOLERANCE_FRAMES,
         help="allowed difference between a clip and its segment, in frames (default 1)",
     )
@@ -552,8 +554,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not Path(args.dir).is_dir():
-        print(f"{args.dir}: not a folder")
-        return 1
+        raise UserError(f"{args.dir}: not a folder")
     report = validate_report(
         args.dir, split=args.split, tolerance_frames=args.tolerance_frames, quick=args.quick
     )

@@ -343,7 +343,7 @@ def test_limits_are_checked_before_anything_is_sent(
 
 
 def test_bad_repo_id_is_refused(build_copy: Path, hub: Hub, capsys) -> None:
-    assert splice_main(["publish", str(build_copy), "--repo-id", "splice"]) == 1
+    assert splice_main(["publish", str(build_copy), "--repo-id", "splice"]) == 2
     assert "expected ORG/NAME" in capsys.readouterr().err
     assert hub.calls == []
 
@@ -383,7 +383,7 @@ def test_no_token_is_a_clear_error(
     build_copy: Path, hub: Hub, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
-    assert splice_main(["publish", str(build_copy), "--repo-id", "org/splice"]) == 1
+    assert splice_main(["publish", str(build_copy), "--repo-id", "org/splice"]) == 2
     assert "no Hugging Face token found: set HF_TOKEN" in capsys.readouterr().err
     assert hub.calls == []
 
