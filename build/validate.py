@@ -52,6 +52,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.cli import float_in
 from splice_build.clipcheck import (
     ROUNDING,
     TOLERANCE_FRAMES,
@@ -59,9 +60,8 @@ from splice_build.clipcheck import (
     clip_problems,
     probe_clip,
 )
-from splice_build.probe import COVERAGE_TOLERANCE
-from splice_build.cli import float_in
 from splice_build.errors import UserError
+from splice_build.probe import COVERAGE_TOLERANCE
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
