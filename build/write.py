@@ -59,7 +59,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
-from datasets import config as datasets_config
 from datasets.features.features import require_storage_embed
 
 from splice_build.records import ShuffledVideo
@@ -89,6 +88,9 @@ MAX_SHARD_BYTES = 500_000_000  # push_to_hub's default max_shard_size
 MAX_ROW_GROUP_BYTES = 20_000_000  # of clips; see the module docstring for why not 100 MB
 ROWS_PER_ROW_GROUP = 4  # videos per clip row group (a few MB each at 448 px)
 TEXT_ROWS_PER_ROW_GROUP = 1_000  # text rows are a few hundred bytes
+# Content-defined chunking as push_to_hub writes it (datasets' DEFAULT_CDC_OPTIONS, which
+# are pyarrow's defaults): pages cut where the data's rolling hash says, 256 KiB to 1 MiB.
+CDC_OPTIONS = {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "norm_level": 0}
 TMP_PREFIX = ".tmp-"  # shards being written; `splice validate` reports any left behind
 
 
@@ -260,9 +262,7 @@ def parquet_options(features: Features, *, content_defined_chunking: bool = True
         "use_dictionary": use_dictionary,
         "column_encoding": column_encoding,
         "write_page_index": True,
-        "use_content_defined_chunking": (
-            dict(datasets_config.DEFAULT_CDC_OPTIONS) if content_defined_chunking else False
-        ),
+        "use_content_defined_chunking": (dict(CDC_OPTIONS) if content_defined_chunking else False),
     }
 
 

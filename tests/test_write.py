@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Features, List, Video
 
-from splice_build.write import ShardWriter, parquet_options, write_dataset
+from splice_build.write import CDC_OPTIONS, ShardWriter, parquet_options, write_dataset
 from splice_dataset import (
     CLIP_CONFIGS,
     CONFIGS,
@@ -117,6 +117,10 @@ def test_parquet_options_are_datasets_own_plus_cdc() -> None:
         if helper is not None:
             theirs = helper(features(config), features(config).arrow_schema)
             assert {k: options[k] for k in theirs} == theirs
+    from datasets import config as datasets_config
+
+    if hasattr(datasets_config, "DEFAULT_CDC_OPTIONS"):  # push_to_hub's CDC settings
+        assert CDC_OPTIONS == datasets_config.DEFAULT_CDC_OPTIONS
     clip_leaf = "clips.list.element.bytes"
     options = parquet_options(features("video"))
     assert options["compression"][clip_leaf] == "none"
