@@ -13,7 +13,13 @@ STAMP := $(VENV)/.splice-installed
 LMMS_VENV ?= .venv-lmms
 LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 
-.PHONY: demo test lint format bench clean lmms-venv readme
+# The lowest `datasets` setup.cfg allows, in its own venv (tests/test_floor.py runs the
+# loading tests there): the project and its other dependencies as pip resolves them.
+FLOOR_VENV ?= .venv-floor
+FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
+DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
+
+.PHONY: demo test lint format bench clean lmms-venv floor-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +33,10 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP) $(LMMS_STAMP)
+test: $(STAMP) $(LMMS_STAMP) $(FLOOR_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 $(PY) -m pytest -q -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_FLOOR=1 $(PY) -m pytest -q -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -56,3 +62,11 @@ $(LMMS_STAMP):
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)
+
+$(FLOOR_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/pip install -q -U pip
+	$(FLOOR_VENV)/bin/pip install -q -e . "datasets==$(DATASETS_FLOOR)" "pytest>=8"
+	touch $(FLOOR_STAMP)
+
+floor-venv: $(FLOOR_STAMP)
