@@ -111,6 +111,8 @@ _CONFIG_COLUMNS: dict[str, tuple[str, ...]] = {
     "video_text": tuple(_ALL_FEATURES),
     "text": tuple(c for c in _ALL_FEATURES if c != CLIPS),
 }
+# The config holding every column; the other configs' rows are projections of its rows.
+FULL_CONFIG = "video_text"
 # Columns a model may see; everything in ANSWER is hidden from it.
 MODEL_FACING = {c: tuple(x for x in cols if x != ANSWER) for c, cols in _CONFIG_COLUMNS.items()}
 

@@ -61,6 +61,7 @@ from splice_dataset import (
     CONFIGS,
     DEFAULT_CONFIG,
     DURATION,
+    FULL_CONFIG,
     MAX_CLIPS,
     MIN_CLIPS,
     NUM_CLIPS,
@@ -82,8 +83,6 @@ STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})
 # Below this probability of every video being in chronological order by chance, the build
 # is reported as unshuffled.
 UNSHUFFLED_P = 1e-6
-# The config holding every column: its rows are checked in full, the others against them.
-FULL_CONFIG = "video_text"
 
 
 @dataclass(frozen=True)
@@ -456,6 +455,7 @@ def validate_report(
         problems += found
         report.shards[config] = len(paths[config])
 
+    # The full config's rows are checked in full, the other configs' rows against them.
     # video id -> column -> digest of its value in the full config's shards
     seen: dict[str, dict[str, bytes]] = {}
     videos: list[VideoStats] = []

@@ -73,6 +73,14 @@ def test_rows_follow_the_schema(tmp_path, tiny_videos):
     assert result.num_bytes("text") < result.num_bytes("video")
 
 
+def test_full_config_holds_every_column_of_every_config():
+    from splice_dataset import FULL_CONFIG
+
+    for config in CONFIGS:
+        assert set(columns(config)) <= set(columns(FULL_CONFIG))
+        assert [c for c in columns(FULL_CONFIG) if c in columns(config)] == list(columns(config))
+
+
 def test_clip_configs_share_row_groups_and_clip_pages(tmp_path, tiny_videos):
     """video and video_text are cut at the same rows, and their clip column chunks hold
     the same bytes: what lets the Hub's chunk store keep the clips once."""
