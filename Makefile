@@ -36,7 +36,7 @@ demo: $(STAMP)
 test: $(STAMP) $(LMMS_STAMP) $(FLOOR_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_FLOOR=1 $(PY) -m pytest -q -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .

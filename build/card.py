@@ -27,6 +27,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
+from splice_build import ingest
 from splice_build.publish import _human
 from splice_build.stats import BIN_LABELS, BuildStats, compute_stats
 from splice_build.write import WriteResult
@@ -96,6 +97,11 @@ class Provenance:
     limit: int | None = None
     skipped_by_stage: dict[str, int] = field(default_factory=dict)
     curation_sha256: str | None = None
+    # `download_report.missing_among`: what the download beside the sources could not fetch
+    download: dict[str, Any] | None = None
+    # seconds a source may end before its last step (--tolerance): `splice validate` lets
+    # a clip fall short of its segment by what lies past that point
+    tolerance: float | None = None
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -163,6 +169,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             "videos": written.num_rows,
             "clips": written.num_clips,
         }
+        if provenance.tolerance is not None:
+            data["splice_build"]["tolerance"] = provenance.tolerance
+        if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
+            data["splice_build"]["shards_sha256"] = fingerprint
     return data
 
 
@@ -215,7 +225,16 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
     skipped = ", ".join(f"{stage}: {n}" for stage, n in sorted(p.skipped_by_stage.items()))
     items = [
         ("SPLICE build version", p.version),
-        ("Annotation file", f"`{p.annotations_file}`"),
+        (
+            "Annotation file",
+            f"`{p.annotations_file}`"
+            + (
+                " (COIN's public subset bundled with splice_build: the 10,070 of COIN's 11,827"
+                " videos whose step timestamps are public, not the full COIN.json)"
+                if p.annotations_sha256 == ingest.bundled_sha256()
+                else ""
+            ),
+        ),
         ("Annotation sha256", f"`{p.annotations_sha256}`"),
         ("Seed", str(p.seed)),
         ("Random subset size", "all" if p.subset_size is None else str(p.subset_size)),
@@ -232,6 +251,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Videos included", str(p.videos_included)),
         ("Videos skipped", str(p.videos_skipped) + (f" ({skipped})" if skipped else "")),
         ("Source videos", "rendered stand-ins (demo)" if p.stand_in else "COIN's YouTube videos"),
+        *([("Downloaded sources", _download_line(p.download))] if p.download else []),
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
             "Shards",
@@ -269,6 +289,19 @@ def _download_note(written: WriteResult) -> str:
         sizes = ", ".join(f"`{c}` {_human(written.download_size(c))}" for c in CONFIGS)
         note += f" In this build: {sizes}."
     return note
+
+
+def _download_line(d: dict[str, Any]) -> str:
+    why = ", ".join(f"{k} {v}" for k, v in d["unavailable_by_category"].items())
+    line = (
+        f"{d['unavailable']} of the {d['selected']} selected videos were unavailable when "
+        f"the sources were downloaded{f' ({why})' if why else ''}"
+    )
+    if d["failed"]:
+        line += f"; {d['failed']} more failed after retries"
+    if d["in_report"] < d["selected"]:
+        line += f"; {d['selected'] - d['in_report']} not in the download report"
+    return line + f" (`download_report.json` beside the sources, yt-dlp {d['yt_dlp_version']})"
 
 
 STAND_IN_NOTICE = (

@@ -29,6 +29,7 @@ Choices the issue left open (also stated in the build's card through the skip re
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -84,6 +85,12 @@ def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
             obj.duplicates.add(key)
         obj[key] = value
     return obj
+
+
+@functools.cache
+def bundled_sha256() -> str:
+    """The bundled file's sha256, so a card can say when a build used COIN's public subset."""
+    return hashlib.sha256(BUNDLED_ANNOTATIONS.read_bytes()).hexdigest()
 
 
 def load_annotations(path: str | Path) -> IngestResult:

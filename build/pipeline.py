@@ -22,11 +22,11 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, validate, write
+from . import card, download_report, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
+from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
-from .workdir import WorkDir, work_key
+from .workdir import WorkDir
 from .worker import VideoTask
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -71,40 +71,77 @@ class BuildResult:
 def run_build(config: BuildConfig) -> BuildResult:
     started = time.monotonic()
     report = BuildReport(settings=_settings(config))
-    annotations = ingest.load_annotations(config.annotations)
-    for skip in annotations.skips:
-        report.skip(skip)
-    selection = select.select(
-        annotations.entries,
+    annotations, selection = select.select_annotations(
+        config.annotations,
         subset_size=config.subset_size,
         seed=config.seed,
         curation=config.curation,
         limit=config.limit,
     )
+    for skip in annotations.skips:
+        report.skip(skip)
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
-    included = _cut_all(selection.selected, work, config, report)
+    keys = _cut_all(selection.selected, work, config, report)
 
     staging = config.out.with_name(config.out.name + ".incomplete")
+    entries = [e for e in selection.selected if e.video_id in keys]
+    downloaded = download_report.missing_among(
+        config.videos, [e.video_id for e in selection.selected]
+    )
+    provenance = (annotations.sha256, downloaded)
+    _write_output(staging, entries, work, keys, config, report, provenance)
+    problems = validate.validate(staging) if config.validate else []
+    dropped = _clip_problems_by_video(problems, keys)
+    if dropped:
+        # Whatever the cutter accepts the validator should accept (both apply clipcheck);
+        # a clip that still fails costs its video, not the build: it is dropped with the
+        # problem in the report, and the rest is written again. Those clips decoded in
+        # the first pass and are the same bytes, so the second pass reads packets only.
+        for video_id, what in sorted(dropped.items()):
+            report.drop(Skip(video_id, "validate", what))
+            del keys[video_id]
+        entries = [e for e in entries if e.video_id in keys]
+        _write_output(staging, entries, work, keys, config, report, provenance)
+        problems = validate.validate(staging, quick=True)
+    if config.out.exists():
+        shutil.rmtree(config.out)
+    os.replace(staging, config.out)
+    return BuildResult(config.out, report, problems, time.monotonic() - started)
+
+
+def _write_output(
+    staging: Path,
+    entries: list[VideoEntry],
+    work: WorkDir,
+    keys: dict[str, str],
+    config: BuildConfig,
+    report: BuildReport,
+    provenance: tuple[str, dict | None],
+) -> None:
+    """Shards, card and report of the included videos, into a fresh staging folder.
+
+    ``provenance`` is what the driver learned once: the annotation file's sha256 and what
+    the download beside the sources could not fetch (`download_report.missing_among`)."""
+    annotations_sha256, downloaded = provenance
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    entries = [e for e in selection.selected if e.video_id in included]
-    videos = _shuffled(entries, work, config)
+    videos = _shuffled(entries, work, keys, config.seed)
     written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
     sections = []
     if config.format == "both":
         from .write_wds import card_section, write_webdataset
 
-        tars = write_webdataset(_shuffled(entries, work, config), staging)
+        tars = write_webdataset(_shuffled(entries, work, keys, config.seed), staging)
         sections.append(card_section(len(tars)))
-    provenance = card.Provenance(
+    about = card.Provenance(
         annotations_file=config.annotations.name,
-        annotations_sha256=annotations.sha256,
+        annotations_sha256=annotations_sha256,
         seed=config.seed,
         cut_settings=asdict(config.cut),
         subset_size=config.subset_size,
@@ -116,34 +153,47 @@ def run_build(config: BuildConfig) -> BuildResult:
         limit=config.limit,
         skipped_by_stage=report.skips_by_stage(),
         curation_sha256=_sha256(config.curation) if config.curation else None,
+        download=downloaded,
+        tolerance=config.tolerance,
     )
     (staging / "README.md").write_text(
-        card.render_card(written, provenance, extra_sections=sections), "utf-8"
+        card.render_card(written, about, extra_sections=sections), "utf-8"
     )
     report.write(staging)
-    if config.out.exists():
-        shutil.rmtree(config.out)
-    os.replace(staging, config.out)
 
-    problems = validate.validate(config.out) if config.validate else []
-    return BuildResult(config.out, report, problems, time.monotonic() - started)
+
+def _clip_problems_by_video(
+    problems: list[validate.Problem], keys: dict[str, str]
+) -> dict[str, str]:
+    """The first problem of each included video whose clips fail validation."""
+    found: dict[str, str] = {}
+    for problem in problems:
+        column = problem.column or ""
+        if problem.video_id in keys and column.startswith(f"{schema.CLIPS}["):
+            found.setdefault(problem.video_id, f"{column} {problem.what}")
+    return found
 
 
 def _cut_all(
     entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
-) -> set[str]:
-    """Cut every selected video not already in the work folder; return the ids that made it."""
-    tasks = [VideoTask(e, config.videos, work.root, config.cut, config.tolerance) for e in entries]
+) -> dict[str, str]:
+    """Cut every selected video not already in the work folder; return the work keys of
+    the ids that made it."""
+    index = sources.index_sources(config.videos)
+    report.warnings.extend(sources.duplicate_warnings(index, [e.video_id for e in entries]))
+    tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
-    included: set[str] = set()
+    included: dict[str, str] = {}
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
     clips = 0
     seconds = 0.0
     start = time.monotonic()
     with bar:
         for outcome in executor.run(tasks):
+            if outcome.note:
+                report.notes.append(outcome.note)
             if outcome.ok:
-                included.add(outcome.video_id)
+                included[outcome.video_id] = outcome.key
                 report.include(outcome.video_id, outcome.num_clips)
                 clips += outcome.num_clips
                 seconds += outcome.seconds
@@ -160,15 +210,30 @@ def _cut_all(
     return included
 
 
+def video_tasks(
+    entries: list[VideoEntry], index: SourceIndex, work_root: Path, config: BuildConfig
+) -> list[VideoTask]:
+    """One task per video, carrying its source candidates from the driver's one index."""
+    return [
+        VideoTask(
+            e, config.videos, work_root, config.cut, config.tolerance, index.lookup(e.video_id)
+        )
+        for e in entries
+    ]
+
+
 def _shuffled(
-    entries: list[VideoEntry], work: WorkDir, config: BuildConfig
+    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], seed: int
 ) -> Iterator[ShuffledVideo]:
-    """Committed cuts in video-id order, shuffled; one video in memory at a time."""
+    """Committed cuts in video-id order, shuffled; one video in memory at a time.
+
+    Loaded by the key the worker committed (or verified) them under moments ago, so only
+    their sizes are checked again here, not their hashes."""
     for entry in sorted(entries, key=lambda e: e.video_id):
-        cut = work.load(entry.video_id, work_key(entry, config.cut))
+        cut = work.load(entry.video_id, keys[entry.video_id], verify=False)
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
-        yield shuffle.shuffle(cut, config.seed)
+        yield shuffle.shuffle(cut, seed)
 
 
 def _sha256(path: Path) -> str:
@@ -194,14 +259,13 @@ def _settings(config: BuildConfig) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    select.add_selection_arguments(parser)
     parser.add_argument(
-        "--annotations",
+        "--videos",
         type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
-    parser.add_argument(
-        "--videos", type=Path, required=True, help="folder of source videos named <id>.<ext>"
+        required=True,
+        help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
+        "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
     parser.add_argument(
@@ -210,14 +274,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
-    parser.add_argument(
-        "--limit", type=int, default=None, help="keep only the first N selected videos"
-    )
-    parser.add_argument(
-        "--subset-size", type=int, default=None, help="seeded random subset (the paper: 3600)"
-    )
-    parser.add_argument("--curation", type=Path, default=None, help="CSV video_id,decision,reason")
     parser.add_argument(
         "--max-side",
         type=int,
@@ -280,4 +336,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {result.out} in {result.seconds:.1f} s")
     for problem in result.problems:
         print(f"validate: {problem}")
-    return 1 if result.problems else 0
+    # A video whose clips fail the validator's rule means a cutter bug: the build is
+    # usable without it, but the exit status says it happened (the report says which).
+    rejected = [v for v in result.report.skipped if v.stage == "validate"]
+    for video in rejected:
+        print(f"validate: video {video.video_id} dropped: {video.reason}")
+    return 1 if result.problems or rejected else 0

@@ -40,8 +40,9 @@ Choices, and why:
   the same split are removed then, so a rebuild never leaves stale shards behind.
 - Writer options are fixed in ``parquet_options`` (per-column compression as ``datasets``
   chooses: clip bytes stored PLAIN and uncompressed since H.264 is already compressed,
-  snappy+dictionary for the rest; content-defined chunking with push_to_hub's settings) and
-  no timestamp is written, so the same inputs give byte-identical files.
+  snappy+dictionary for the rest; page CRCs, which ``splice validate`` verifies;
+  content-defined chunking with push_to_hub's settings) and no timestamp is written, so the
+  same inputs give byte-identical files.
 - The schema carries the ``huggingface`` metadata key (``Features.arrow_schema``), from
   which ``datasets`` restores ``List(Video())`` and the other features.
 """
@@ -262,6 +263,7 @@ def parquet_options(features: Features, *, content_defined_chunking: bool = True
         "use_dictionary": use_dictionary,
         "column_encoding": column_encoding,
         "write_page_index": True,
+        "write_page_checksum": True,  # `splice validate` verifies every page's CRC
         "use_content_defined_chunking": (dict(CDC_OPTIONS) if content_defined_chunking else False),
     }
 

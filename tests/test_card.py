@@ -284,3 +284,20 @@ def test_card_gives_each_content_its_own_load_dataset_cache(tmp_path, tiny_video
     ]
     assert descriptions[0] != descriptions[1]
     assert dataset_module_factory(str(out)).hash != dataset_module_factory(str(twin)).hash
+
+
+def test_card_says_when_the_build_used_the_bundled_public_subset(tmp_path, tiny_videos):
+    """The bundled file is COIN's public 10,070-video subset, not COIN.json: the card says so."""
+    from dataclasses import replace
+
+    from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
+
+    written = write_dataset(tiny_videos, tmp_path / "splice")
+    bundled = replace(
+        _provenance(),
+        annotations_file=BUNDLED_ANNOTATIONS.name,
+        annotations_sha256=load_annotations(BUNDLED_ANNOTATIONS).sha256,
+    )
+    notice = "COIN's public subset bundled with splice_build"
+    assert notice in render_card(written, bundled)
+    assert notice not in render_card(written, _provenance())
