@@ -20,7 +20,13 @@ SPACE_VENV ?= .venv-space
 SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
 SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv readme
+# The lowest `datasets` setup.cfg allows, in its own venv (tests/test_floor.py runs the
+# loading tests there): the project and its other dependencies as pip resolves them.
+FLOOR_VENV ?= .venv-floor
+FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
+DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
+
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,10 +40,10 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -75,3 +81,11 @@ $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 	touch $(SPACE_STAMP)
 
 space-venv: $(SPACE_STAMP)
+
+$(FLOOR_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/pip install -q -U pip
+	$(FLOOR_VENV)/bin/pip install -q -e . "datasets==$(DATASETS_FLOOR)" "pytest>=8"
+	touch $(FLOOR_STAMP)
+
+floor-venv: $(FLOOR_STAMP)

@@ -41,8 +41,7 @@ DATASET_ALLOW_PATTERNS = [
     "README.md",
     REPORT_JSON,
     REPORT_TXT,
-    f"{schema.CLIP_DATA_DIR}/*.parquet",
-    f"{schema.TEXT_DATA_DIR}/*.parquet",
+    *(f"{schema.shard_dir(config)}/*.parquet" for config in schema.CONFIGS),
     f"{schema.WEBDATASET_DIR}/*.tar",
 ]
 # The metric Space: evaluate.load("ORG/NAME") fetches NAME.py; the Space runs app.py.

@@ -94,7 +94,8 @@ class FrameSpec:
 
     fps: float | None = 1.0
     num_frames: int | None = None
-    max_side: int | None = None
+    # Explicit, so that a prediction file's metadata says what the frames were.
+    max_side: int | None = schema.PAPER_MAX_SIDE
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``splice_dataset.sample_frames``."""
@@ -126,7 +127,7 @@ def parse_frames(text: str) -> FrameSpec:
     try:
         fps = float(values["fps"]) if "fps" in values else None
         num_frames = int(values["num_frames"]) if "num_frames" in values else None
-        max_side = int(values["max_side"]) if "max_side" in values else None
+        max_side = int(values["max_side"]) if "max_side" in values else schema.PAPER_MAX_SIDE
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"--frames {text!r}: {exc}") from None
     if fps is not None and not fps > 0:

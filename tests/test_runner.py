@@ -23,6 +23,7 @@ from splice_eval.runner import (
     CallResult,
     ChatCaller,
     EndpointError,
+    FrameSpec,
     RetryPolicy,
     RowJob,
     parse_frames,
@@ -93,8 +94,10 @@ def good(request: Request) -> Reply:
 def test_parse_frames_forms():
     spec = parse_frames("fps=1,max_side=448")
     assert spec.kwargs() == {"fps": 1.0, "max_side": 448}
-    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16}
+    # the paper's 448 px cap unless said otherwise, spelled out so that metadata records it
+    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16, "max_side": 448}
     assert parse_frames("max_side=224").kwargs() == {"fps": 1.0, "max_side": 224}
+    assert FrameSpec().kwargs() == {"fps": 1.0, "max_side": 448}
 
 
 @pytest.mark.parametrize(
