@@ -185,9 +185,6 @@ def select_annotations(
 
     A missing or malformed annotation or curation file is the user's mistake: `UserError`.
     """
-    for path, what in ((annotations, "annotation file"), (curation, "curation file")):
-        if path is not None and not Path(path).is_file():
-            raise UserError(f"{what} not found: {path}")
     try:
         ingested = ingest.load_annotations(annotations)
         selection = select(
