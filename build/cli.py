@@ -20,6 +20,10 @@ from splice_build.errors import USAGE_EXIT, UserError
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "build": ("splice_build.pipeline", "build the dataset from COIN annotations and videos"),
+    "import-release": (
+        "splice_build.release",
+        "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
+    ),
     "validate": ("splice_build.validate", "check a built folder: clips, answers, card"),
     "demo": ("splice_build.demo", "build, load and score a demo on bundled inputs"),
     "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),

@@ -14,7 +14,7 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -89,19 +89,7 @@ def run_build(config: BuildConfig) -> BuildResult:
     work.clean_temp()
     included = _cut_all(selection.selected, work, config, report)
 
-    staging = config.out.with_name(config.out.name + ".incomplete")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
     entries = [e for e in selection.selected if e.video_id in included]
-    videos = _shuffled(entries, work, config)
-    written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
-    sections = []
-    if config.format == "both":
-        from .write_wds import card_section, write_webdataset
-
-        tars = write_webdataset(_shuffled(entries, work, config), staging)
-        sections.append(card_section(len(tars)))
     provenance = card.Provenance(
         annotations_file=config.annotations.name,
         annotations_sha256=annotations.sha256,
@@ -117,16 +105,55 @@ def run_build(config: BuildConfig) -> BuildResult:
         skipped_by_stage=report.skips_by_stage(),
         curation_sha256=_sha256(config.curation) if config.curation else None,
     )
-    (staging / "README.md").write_text(
-        card.render_card(written, provenance, extra_sections=sections), "utf-8"
+    problems = finish_build(
+        lambda: _shuffled(entries, work, config),
+        config.out,
+        report,
+        lambda written, sections: card.render_card(written, provenance, extra_sections=sections),
+        format=config.format,
+        max_shard_bytes=config.max_shard_bytes,
+        validate_output=config.validate,
     )
-    report.write(staging)
-    if config.out.exists():
-        shutil.rmtree(config.out)
-    os.replace(staging, config.out)
-
-    problems = validate.validate(config.out) if config.validate else []
     return BuildResult(config.out, report, problems, time.monotonic() - started)
+
+
+def finish_build(
+    videos: Callable[[], Iterable[ShuffledVideo]],
+    out: Path,
+    report: BuildReport,
+    render_card: Callable[[write.WriteResult, list[tuple[str, str]]], str],
+    *,
+    format: str = "parquet",
+    max_shard_bytes: int = write.MAX_SHARD_BYTES,
+    validate_output: bool = True,
+    extra_files: Mapping[str, str] | None = None,
+) -> list[validate.Problem]:
+    """The tail every build shares (``splice build``, ``splice import-release``): shuffled
+    videos -> shards -> card -> report -> ``out`` -> validate.
+
+    ``videos`` is called once per output format (each pass streams the clips again);
+    ``render_card(written, extra_sections)`` gives README.md; ``extra_files`` (name ->
+    text) are written beside it before validation, which may read them.
+    """
+    staging = out.with_name(out.name + ".incomplete")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
+    sections = []
+    if format == "both":
+        from .write_wds import card_section, write_webdataset
+
+        tars = write_webdataset(videos(), staging)
+        sections.append(card_section(len(tars)))
+    for name, text in (extra_files or {}).items():
+        (staging / name).write_text(text, "utf-8")
+    (staging / "README.md").write_text(render_card(written, sections), "utf-8")
+    report.write(staging)
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(staging, out)
+    return validate.validate(out) if validate_output else []
 
 
 def _cut_all(

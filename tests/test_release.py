@@ -1,0 +1,338 @@
+"""``splice import-release`` on a folder in the release's layout, written here with PyAV.
+
+Each part of a video is a solid colour with its own frame count, so a test can tell which
+release file ended up as which clip by looking at the clip, not at the import's records.
+The ids are real COIN ids of the bundled annotations (most of them seen in the release),
+and `11YgWtB-VwY` is one the release holds but the annotations do not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import datasets
+import numpy as np
+import pytest
+
+import splice_dataset as sd
+from splice_build import release, validate
+from splice_build.cli import main
+from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
+from splice_build.release_manifest import MANIFEST
+from splice_build.report import load_report
+from splice_eval.predictions import read_predictions
+
+PALETTE = [
+    (220, 30, 30),
+    (30, 200, 30),
+    (30, 30, 220),
+    (230, 230, 30),
+    (220, 30, 220),
+    (30, 220, 220),
+]
+SIZE = (64, 48)
+FPS = 10
+
+
+def frames_of(part: int) -> int:
+    return 4 + 3 * part  # 7, 10, 13, ...: every part of a video has its own count
+
+
+def write_part(
+    path: Path,
+    part: int,
+    *,
+    audio: bool = True,
+    codec: str = "libx264",
+    b_frames: int | None = None,
+) -> Path:
+    """Part ``part`` of a video: PALETTE[part - 1] for frames_of(part) frames, with audio."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image = np.zeros((SIZE[1], SIZE[0], 3), np.uint8)
+    image[:] = PALETTE[part - 1]
+    with av.open(str(path), "w", format="mp4") as out:
+        stream = out.add_stream(codec, rate=FPS)
+        stream.width, stream.height, stream.pix_fmt = *SIZE, "yuv420p"
+        if b_frames is not None:
+            stream.codec_context.max_b_frames = b_frames
+        out.metadata["title"] = f"{path.stem}"  # the release's names carry the order
+        sound = out.add_stream("aac", rate=8000) if audio else None
+        for i in range(frames_of(part)):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format="yuv420p")
+            frame.pts, frame.time_base = i, Fraction(1, FPS)
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+        if sound is not None:
+            tone = np.zeros((1, 8000 * frames_of(part) // FPS), np.float32)
+            for offset in range(0, tone.shape[1], 1024):
+                chunk = av.AudioFrame.from_ndarray(
+                    tone[:, offset : offset + 1024], format="fltp", layout="mono"
+                )
+                chunk.sample_rate, chunk.pts = 8000, offset
+                for packet in sound.encode(chunk):
+                    out.mux(packet)
+            for packet in sound.encode(None):
+                out.mux(packet)
+    return path
+
+
+def write_audio_only(path: Path) -> Path:
+    with av.open(str(path), "w", format="mp4") as out:
+        sound = out.add_stream("aac", rate=8000)
+        frame = av.AudioFrame.from_ndarray(
+            np.zeros((1, 1024), np.float32), format="fltp", layout="mono"
+        )
+        frame.sample_rate, frame.pts = 8000, 0
+        for packet in [*sound.encode(frame), *sound.encode(None)]:
+            out.mux(packet)
+    return path
+
+
+SPREAD = "0urCWWYE3F0"  # 5 steps, parts in folders 00 and 01, repeated step labels
+BFRAMES = "12UiaKVkjEY"  # 4 steps, B-frames
+REENCODED = "1JK9hR_Y8Mc"  # 5 steps, part 2 is MPEG-4 Part 2: cannot be remuxed
+MISSING = "06NsSFYAPJQ"  # 5 steps, parts 1 and 3 only (as in the release's 00/)
+FEWER = "0IfvdV2McQs"  # 5 steps, parts 1..4
+UNKNOWN = "11YgWtB-VwY"  # not in the bundled annotations
+EMPTY = "1H7_Nl_U7rw"  # 5 steps, part 3 has 0 bytes
+NO_VIDEO = "-4IHddE4D5w"  # 6 steps, part 4 is audio only
+IMPORTED = {SPREAD, BFRAMES, REENCODED}
+
+
+def make_release(root: Path) -> Path:
+    seg = root / release.SEGMENTS_DIR
+    for k in range(1, 6):
+        write_part(seg / ("00" if k in (1, 2, 4) else "01") / f"{SPREAD}_part_{k}.mp4", k)
+    for k in range(1, 5):
+        write_part(seg / "03" / f"{BFRAMES}_part_{k}.mp4", k, b_frames=2)
+    for k in range(1, 6):
+        codec = "mpeg4" if k == 2 else "libx264"
+        write_part(seg / "02" / f"{REENCODED}_part_{k}.mp4", k, codec=codec)
+    for k in (1, 3):
+        write_part(seg / "00" / f"{MISSING}_part_{k}.mp4", k)
+    for k in range(1, 5):
+        write_part(seg / "01" / f"{FEWER}_part_{k}.mp4", k, audio=False)
+    for k in range(1, 6):
+        write_part(seg / "04" / f"{UNKNOWN}_part_{k}.mp4", k)
+    for k in range(1, 6):
+        path = seg / "04" / f"{EMPTY}_part_{k}.mp4"
+        write_part(path, k) if k != 3 else path.write_bytes(b"")
+    for k in range(1, 7):
+        path = seg / "05" / f"{NO_VIDEO}_part_{k}.mp4"
+        write_audio_only(path) if k == 4 else write_part(path, k)
+    return root
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_release(tmp_path_factory.mktemp("release") / "splice-benchmark")
+
+
+@pytest.fixture(scope="module")
+def imported(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> release.ImportResult:
+    out = tmp_path_factory.mktemp("imported") / "splice"
+    return release.run_import(release.ImportConfig(source=str(release_dir), out=out, seed=3))
+
+
+def steps_of() -> dict:
+    return {e.video_id: e for e in load_annotations(BUNDLED_ANNOTATIONS).entries}
+
+
+def clip_view(data: bytes) -> tuple[int, int, list[str]]:
+    """(frames, palette index of the first frame, stream kinds) of a clip's bytes."""
+    with av.open(io.BytesIO(data)) as container:
+        kinds = [s.type for s in container.streams]
+        frames = list(container.decode(video=0))
+    mean = frames[0].to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0)
+    colour = int(np.argmin([np.abs(mean - np.array(c)).sum() for c in PALETTE]))
+    return len(frames), colour, kinds
+
+
+def test_the_right_videos_are_imported_and_the_others_named_with_reasons(imported):
+    report = load_report(imported.out)
+    status = {v["video_id"]: v for v in report["videos"]}
+    assert set(status) == IMPORTED | {MISSING, FEWER, UNKNOWN, EMPTY, NO_VIDEO}
+    assert {v for v, s in status.items() if s["status"] == "included"} == IMPORTED
+    reasons = {v: s["reason"] for v, s in status.items() if s["status"] == "skipped"}
+    assert reasons[MISSING] == "missing part 2 of 1..3 (found 1, 3)"
+    assert reasons[FEWER] == "step count differs: parts 1..4 but COIN has 5 steps"
+    assert reasons[UNKNOWN] == "not in the annotations (COIN_public_10070.json)"
+    assert reasons[EMPTY] == (
+        f"part 3 (splice_video_segments/04/{EMPTY}_part_3.mp4) is empty (0 bytes)"
+    )
+    assert reasons[NO_VIDEO] == (
+        f"part 4 (splice_video_segments/05/{NO_VIDEO}_part_4.mp4) has no video stream"
+    )
+    assert {s["stage"] for s in status.values() if s["status"] == "skipped"} == {"import"}
+    # how the clips were made, without naming a part (that would tie a label to a position)
+    assert status[SPREAD]["note"] == "5 clips remuxed"
+    assert status[REENCODED]["note"].startswith("4 of 5 clips remuxed, 1 re-encoded (mpeg4/")
+    assert "part" not in status[REENCODED]["note"]
+    assert (imported.remuxed, imported.re_encoded) == (13, 1)
+
+
+def test_each_clip_shows_the_part_its_answer_says_with_aligned_captions(imported):
+    entries = steps_of()
+    ds = datasets.load_dataset(str(imported.out), "video_text", split=sd.SPLIT)
+    ds = ds.cast_column(sd.CLIPS, datasets.List(datasets.Video(decode=False)))
+    assert sorted(ds[sd.VIDEO_ID]) == sorted(IMPORTED)
+    shuffled = 0
+    for row in ds:
+        vid, order = row[sd.VIDEO_ID], row[sd.ANSWER]["order"]
+        steps = entries[vid].steps
+        assert row[sd.NUM_CLIPS] == len(steps) == len(order)
+        shuffled += order != sorted(order)
+        for chrono, label in enumerate(order):  # chronological clip `chrono` has `label`
+            clip = row[sd.CLIPS][label - 1]
+            frames, colour, kinds = clip_view(clip["bytes"])
+            assert (frames, colour) == (frames_of(chrono + 1), chrono), (vid, label)
+            assert kinds == ["video"]  # the release's audio is gone
+            assert clip["path"] == sd.clip_file_name(vid, label)
+            assert row[sd.CAPTIONS][label - 1] == steps[chrono].label
+            assert row[sd.ANSWER]["step_ids"][label - 1] == steps[chrono].step_id
+            assert abs(row[sd.CLIP_DURATIONS][label - 1] - frames_of(chrono + 1) / FPS) < 1e-6
+    assert shuffled >= 2
+
+
+def test_no_order_in_any_name_and_no_metadata(imported):
+    names = [p.relative_to(imported.out).as_posix() for p in imported.out.rglob("*")]
+    assert not [n for n in names if "part" in n.lower()], names
+    ds = datasets.load_dataset(str(imported.out), "video_text", split=sd.SPLIT)
+    ds = ds.cast_column(sd.CLIPS, datasets.List(datasets.Video(decode=False)))
+    for row in ds:
+        for clip in row[sd.CLIPS]:
+            assert "part" not in clip["path"]
+            probe = validate.probe_clip(clip["bytes"])
+            assert probe.extra_metadata == {} and probe.first_time == 0.0
+    text = datasets.load_dataset(str(imported.out), "text", split=sd.SPLIT)
+    assert "part_" not in json.dumps(text.to_list())
+
+
+def test_the_import_validates_against_what_it_recorded(imported, tmp_path):
+    assert imported.problems == []
+    assert validate.validate(imported.out) == []
+    # The clips last frames_of(k)/10 s, nothing like COIN's segments: only the manifest
+    # makes them valid. Without it the validator says so instead of passing.
+    copy = tmp_path / "copy"
+    shutil.copytree(imported.out, copy)
+    (copy / MANIFEST).unlink()
+    problems = [str(p) for p in validate.validate(copy)]
+    assert f"README.md: says origin: release, but there is no {MANIFEST}" in problems
+    assert any("but its segment lasts" in p for p in problems)
+    # A manifest that does not match the clips is caught, and so is one the card disowns.
+    shutil.copy(imported.out / MANIFEST, copy / MANIFEST)
+    data = json.loads((copy / MANIFEST).read_text("utf-8"))
+    data["clips"][SPREAD][0]["frames"] += 1
+    (copy / MANIFEST).write_text(json.dumps(data), "utf-8")
+    problems = [str(p) for p in validate.validate(copy)]
+    assert any("sha256 differs from the card's manifest_sha256" in p for p in problems)
+    assert any(f"video {SPREAD}, column clips[0]: " in p and "records" in p for p in problems)
+
+
+def test_card_states_source_licence_manifest_and_the_papers_tables(imported, release_dir):
+    text = (imported.out / "README.md").read_text("utf-8")
+    manifest = json.loads((imported.out / MANIFEST).read_text("utf-8"))
+    assert manifest["repo_id"] == "splice-benchmark" and manifest["revision"] == "unknown"
+    assert "Clips from the local folder `splice-benchmark` in the layout of the release" in text
+    assert manifest["license"] == "cc-by-nc-4.0" and "cc-by-nc-4.0" in text
+    digest = hashlib.sha256((imported.out / MANIFEST).read_bytes()).hexdigest()
+    assert digest in text
+    used = {
+        p.relative_to(release_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in release_dir.rglob("*.mp4")
+        if p.name.split("_part_")[0] in IMPORTED
+    }
+    assert {f["path"]: f["sha256"] for f in manifest["files"]} == used
+    assert "origin: release" in text
+    assert "This build holds **3 videos and 14 clips**" in text
+    assert "3381 videos and 11423 clips" in text
+    assert "| 4 | 1 (734) | " in text  # Table 1: this build's videos, then the paper's
+    assert "| 5 | 2 (333) | 10 (1665) | " in text  # Table 6
+    assert "Videos in the release:** 8" in text
+
+
+def test_baseline_score_and_report_work_unchanged(imported, tmp_path, capsys):
+    preds = tmp_path / "random.jsonl"
+    data = str(imported.out)
+    assert (
+        main(["baseline", "random", "--data", data, "--config", "video", "--out", str(preds)]) == 0
+    )
+    assert sorted(p.video_id for p in read_predictions(preds)) == sorted(IMPORTED)
+    assert main(["score", str(preds), "--data", data]) == 0
+    assert "binary" in capsys.readouterr().out.lower()
+    assert main(["report", str(preds), "--data", data, "--out", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "report.md").is_file()
+
+
+def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
+    release_dir, tmp_path, monkeypatch
+):
+    import huggingface_hub
+
+    calls = []
+    commit = "2c4e6ec3" + "0" * 32
+    snapshot = tmp_path / "hub" / "snapshots" / commit
+
+    def fake_snapshot_download(**kwargs):
+        calls.append(kwargs)
+        shutil.copytree(
+            release_dir / release.SEGMENTS_DIR / "03", snapshot / release.SEGMENTS_DIR / "03"
+        )
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    out = tmp_path / "splice"
+    assert main(["import-release", "--out", str(out), "--revision", "v1.0"]) == 0
+    assert calls == [
+        {
+            "repo_id": "prokajevo/splice-benchmark",
+            "repo_type": "dataset",
+            "revision": "v1.0",
+            "allow_patterns": ["splice_video_segments/*/*.mp4"],
+        }
+    ]
+    manifest = json.loads((out / MANIFEST).read_text("utf-8"))
+    assert (manifest["repo_id"], manifest["revision"]) == ("prokajevo/splice-benchmark", commit)
+    assert f"at revision `{commit}`" in (out / "README.md").read_text("utf-8")
+    assert validate.validate(out) == []
+
+
+def test_bad_source_is_one_line_error(tmp_path, capsys):
+    assert (
+        main(
+            ["import-release", str(tmp_path / "nowhere" / "x" / "y"), "--out", str(tmp_path / "o")]
+        )
+        == 2
+    )
+    assert "no such folder, and not a Hub dataset id" in capsys.readouterr().err
+    assert main(["import-release", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "no splice_video_segments/ folder" in capsys.readouterr().err
+
+
+def _parts(*spec: tuple[int, str]) -> tuple[release.ReleasePart, ...]:
+    return tuple(release.ReleasePart("x", k, Path(rel), rel) for k, rel in spec)
+
+
+@pytest.mark.parametrize(
+    "spec,steps,reason",
+    [
+        (((1, "a/1"), (2, "a/2"), (2, "b/2")), 2, "extra part: part 2 appears 2 times (a/2, b/2)"),
+        (((0, "a/0"), (1, "a/1")), 2, "extra part: a/0 (parts count from 1)"),
+        (((1, "a"), (2, "b"), (3, "c")), 2, "step count differs: parts 1..3 but COIN has 2 steps"),
+        (((2, "a"), (3, "b")), 3, "missing part 1 of 1..3 (found 2, 3)"),
+    ],
+)
+def test_parts_are_taken_only_when_exactly_one_to_n(spec, steps, reason):
+    with pytest.raises(release.SkipVideo) as err:
+        release.chronological_parts(_parts(*spec), steps)
+    assert err.value.reason == reason
+    ok = release.chronological_parts(_parts((2, "b"), (1, "a")), 2)
+    assert [p.part for p in ok] == [1, 2]
