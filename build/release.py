@@ -478,7 +478,7 @@ def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
         repo_id=repo_id,
         revision=revision,
         license=RELEASE_LICENSE,
-        files=tuple(ReleaseFile(p.rel, p.path.stat().st_size, _sha256(p.path)) for p in used),
+        files=tuple(ReleaseFile(p.rel, _sha256(p.path)) for p in used),
         clips={
             s.entry.video_id: tuple(
                 ImportedClip(c.num_frames, c.duration, _sha256(c.path)) for c in s.clips
@@ -493,7 +493,7 @@ def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
         revision=revision,
         license=RELEASE_LICENSE,
         files=len(manifest.files),
-        bytes=sum(f.bytes for f in manifest.files),
+        bytes=sum(p.path.stat().st_size for p in used),
         manifest_sha256=sha256_text(manifest_text),
         remuxed=methods.count(REMUX),
         re_encoded=methods.count(REENCODE),

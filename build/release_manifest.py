@@ -31,8 +31,7 @@ class ReleaseFile:
     """One file of the release that went into the build."""
 
     path: str  # inside the release, e.g. "splice_video_segments/00/<id>_part_1.mp4"
-    bytes: int
-    sha256: str
+    sha256: str  # (no size: sizes next to clip sizes would hint at which clip is which)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
 from splice_build.release_manifest import MANIFEST
 from splice_build.report import load_report
 from splice_eval.predictions import read_predictions
+from tests.build_helpers import tree_digest
 
 PALETTE = [
     (220, 30, 30),
@@ -35,6 +36,8 @@ PALETTE = [
     (230, 230, 30),
     (220, 30, 220),
     (30, 220, 220),
+    (128, 128, 128),
+    (240, 140, 20),
 ]
 SIZE = (64, 48)
 FPS = 10
@@ -51,8 +54,15 @@ def write_part(
     audio: bool = True,
     codec: str = "libx264",
     b_frames: int | None = None,
+    first_pts: int = 0,
+    keyint: int | None = None,
+    drop: int = 0,
 ) -> Path:
-    """Part ``part`` of a video: PALETTE[part - 1] for frames_of(part) frames, with audio."""
+    """Part ``part`` of a video: PALETTE[part - 1] for frames_of(part) frames, with audio.
+
+    ``first_pts`` starts the timestamps later (a clip cut with its source times kept);
+    ``keyint`` and ``drop`` make a clip that starts ``drop`` packets into a GOP, on a
+    frame that cannot be decoded alone (a cut that missed the keyframe)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     image = np.zeros((SIZE[1], SIZE[0], 3), np.uint8)
     image[:] = PALETTE[part - 1]
@@ -61,15 +71,25 @@ def write_part(
         stream.width, stream.height, stream.pix_fmt = *SIZE, "yuv420p"
         if b_frames is not None:
             stream.codec_context.max_b_frames = b_frames
+        if keyint is not None:
+            stream.codec_context.max_b_frames = 0
+            stream.options = {"x264-params": f"keyint={keyint}:min-keyint={keyint}:scenecut=0"}
+        packets = 0
+
+        def mux(encoded) -> None:
+            nonlocal packets
+            for packet in encoded:
+                if packets >= drop:
+                    out.mux(packet)
+                packets += 1
+
         out.metadata["title"] = f"{path.stem}"  # the release's names carry the order
         sound = out.add_stream("aac", rate=8000) if audio else None
         for i in range(frames_of(part)):
             frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format="yuv420p")
-            frame.pts, frame.time_base = i, Fraction(1, FPS)
-            for packet in stream.encode(frame):
-                out.mux(packet)
-        for packet in stream.encode(None):
-            out.mux(packet)
+            frame.pts, frame.time_base = first_pts + i, Fraction(1, FPS)
+            mux(stream.encode(frame))
+        mux(stream.encode(None))
         if sound is not None:
             tone = np.zeros((1, 8000 * frames_of(part) // FPS), np.float32)
             for offset in range(0, tone.shape[1], 1024):
@@ -104,7 +124,11 @@ FEWER = "0IfvdV2McQs"  # 5 steps, parts 1..4
 UNKNOWN = "11YgWtB-VwY"  # not in the bundled annotations
 EMPTY = "1H7_Nl_U7rw"  # 5 steps, part 3 has 0 bytes
 NO_VIDEO = "-4IHddE4D5w"  # 6 steps, part 4 is audio only
-IMPORTED = {SPREAD, BFRAMES, REENCODED}
+OFFSET = "-41H11OPNWQ"  # 2 steps, part 2's timestamps start at 2 s
+NOT_ON_KEY = "-0bbAfOuh-M"  # 3 steps, part 1 starts 2 frames before a keyframe
+EIGHT = "-9YRqcF6fdQ"  # 8 steps: all 8 parts there, but SPLICE takes 2..7
+IMPORTED = {SPREAD, BFRAMES, REENCODED, OFFSET, NOT_ON_KEY}
+KEYINT = 4  # NOT_ON_KEY's part 1: packets 2, 3 dropped with nothing to decode them from
 
 
 def make_release(root: Path) -> Path:
@@ -128,7 +152,26 @@ def make_release(root: Path) -> Path:
     for k in range(1, 7):
         path = seg / "05" / f"{NO_VIDEO}_part_{k}.mp4"
         write_audio_only(path) if k == 4 else write_part(path, k)
+    for k in (1, 2):
+        write_part(seg / "06" / f"{OFFSET}_part_{k}.mp4", k, first_pts=20 if k == 2 else 0)
+    for k in (1, 2, 3):
+        write_part(
+            seg / "06" / f"{NOT_ON_KEY}_part_{k}.mp4",
+            k,
+            **({"keyint": KEYINT, "drop": 2} if k == 1 else {}),
+        )
+    for k in range(1, 9):
+        write_part(seg / "07" / f"{EIGHT}_part_{k}.mp4", k)
+    (seg / "07" / "notes.txt").write_text("not a clip", "utf-8")
     return root
+
+
+def expected_frames(video_id: str, part: int) -> int:
+    """What a clip of the release should hold: all its frames, but for the part that
+    starts off a keyframe, whose first decodable frame is the next keyframe."""
+    if (video_id, part) == (NOT_ON_KEY, 1):
+        return frames_of(part) - KEYINT
+    return frames_of(part)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +202,7 @@ def clip_view(data: bytes) -> tuple[int, int, list[str]]:
 def test_the_right_videos_are_imported_and_the_others_named_with_reasons(imported):
     report = load_report(imported.out)
     status = {v["video_id"]: v for v in report["videos"]}
-    assert set(status) == IMPORTED | {MISSING, FEWER, UNKNOWN, EMPTY, NO_VIDEO}
+    assert set(status) == IMPORTED | {MISSING, FEWER, UNKNOWN, EMPTY, NO_VIDEO, EIGHT}
     assert {v for v, s in status.items() if s["status"] == "included"} == IMPORTED
     reasons = {v: s["reason"] for v, s in status.items() if s["status"] == "skipped"}
     assert reasons[MISSING] == "missing part 2 of 1..3 (found 1, 3)"
@@ -171,12 +214,20 @@ def test_the_right_videos_are_imported_and_the_others_named_with_reasons(importe
     assert reasons[NO_VIDEO] == (
         f"part 4 (splice_video_segments/05/{NO_VIDEO}_part_4.mp4) has no video stream"
     )
+    assert reasons[EIGHT] == "8 steps, outside 2..7"
+    assert report["warnings"] == [
+        "not a release clip name, ignored: splice_video_segments/07/notes.txt"
+    ]
     assert {s["stage"] for s in status.values() if s["status"] == "skipped"} == {"import"}
     # how the clips were made, without naming a part (that would tie a label to a position)
     assert status[SPREAD]["note"] == "5 clips remuxed"
     assert status[REENCODED]["note"].startswith("4 of 5 clips remuxed, 1 re-encoded (mpeg4/")
     assert "part" not in status[REENCODED]["note"]
-    assert (imported.remuxed, imported.re_encoded) == (13, 1)
+    assert status[OFFSET]["note"] == "2 clips remuxed"  # shifted to start at 0, not re-encoded
+    assert status[NOT_ON_KEY]["note"] == (
+        "2 of 3 clips remuxed, 1 re-encoded (does not start on a keyframe)"
+    )
+    assert (imported.remuxed, imported.re_encoded) == (17, 2)
 
 
 def test_each_clip_shows_the_part_its_answer_says_with_aligned_captions(imported):
@@ -193,12 +244,13 @@ def test_each_clip_shows_the_part_its_answer_says_with_aligned_captions(imported
         for chrono, label in enumerate(order):  # chronological clip `chrono` has `label`
             clip = row[sd.CLIPS][label - 1]
             frames, colour, kinds = clip_view(clip["bytes"])
-            assert (frames, colour) == (frames_of(chrono + 1), chrono), (vid, label)
+            assert (frames, colour) == (expected_frames(vid, chrono + 1), chrono), (vid, label)
             assert kinds == ["video"]  # the release's audio is gone
             assert clip["path"] == sd.clip_file_name(vid, label)
             assert row[sd.CAPTIONS][label - 1] == steps[chrono].label
             assert row[sd.ANSWER]["step_ids"][label - 1] == steps[chrono].step_id
-            assert abs(row[sd.CLIP_DURATIONS][label - 1] - frames_of(chrono + 1) / FPS) < 1e-6
+            seconds = expected_frames(vid, chrono + 1) / FPS
+            assert abs(row[sd.CLIP_DURATIONS][label - 1] - seconds) < 1e-6
     assert shuffled >= 2
 
 
@@ -252,11 +304,11 @@ def test_card_states_source_licence_manifest_and_the_papers_tables(imported, rel
     }
     assert {f["path"]: f["sha256"] for f in manifest["files"]} == used
     assert "origin: release" in text
-    assert "This build holds **3 videos and 14 clips**" in text
+    assert "This build holds **5 videos and 19 clips**" in text
     assert "3381 videos and 11423 clips" in text
     assert "| 4 | 1 (734) | " in text  # Table 1: this build's videos, then the paper's
     assert "| 5 | 2 (333) | 10 (1665) | " in text  # Table 6
-    assert "Videos in the release:** 8" in text
+    assert "Videos in the release:** 11" in text
 
 
 def test_baseline_score_and_report_work_unchanged(imported, tmp_path, capsys):
@@ -336,3 +388,22 @@ def test_parts_are_taken_only_when_exactly_one_to_n(spec, steps, reason):
     assert err.value.reason == reason
     ok = release.chronological_parts(_parts((2, "b"), (1, "a")), 2)
     assert [p.part for p in ok] == [1, 2]
+
+
+def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tmp_path):
+    again = release.run_import(
+        release.ImportConfig(source=str(release_dir), out=tmp_path / "splice", seed=3)
+    )
+    assert tree_digest(again.out) == tree_digest(imported.out)
+    other = release.run_import(
+        release.ImportConfig(source=str(release_dir), out=tmp_path / "seed4", seed=4)
+    )
+    orders = [
+        {
+            r[sd.VIDEO_ID]: r[sd.ANSWER]["order"]
+            for r in datasets.load_dataset(str(o), "text")[sd.SPLIT]
+        }
+        for o in (imported.out, other.out)
+    ]
+    assert orders[0] != orders[1] and other.problems == []
+    assert not list(tmp_path.glob(".*import*"))  # the import's scratch folder is gone
