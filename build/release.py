@@ -24,21 +24,36 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import multiprocessing
+import os
 import re
 import shutil
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
 import av
+from tqdm.auto import tqdm
 
 from . import card, cut, ingest, shuffle, stats, validate
 from .errors import UserError
 from .frames import DECODE_ERRORS, source_rate
 from .pipeline import finish_build
-from .records import Clip, CutSettings, CutVideo, ProbedVideo, Skip, SkipVideo, SourceInfo, Step
+from .records import (
+    Clip,
+    CutSettings,
+    CutVideo,
+    ProbedVideo,
+    Skip,
+    SkipVideo,
+    SourceInfo,
+    Step,
+    VideoEntry,
+)
 from .release_manifest import (
     MANIFEST,
     ImportedClip,
@@ -374,6 +389,8 @@ class ImportConfig:
     revision: str | None = None
     cut: CutSettings = field(default_factory=CutSettings)
     validate: bool = True
+    workers: int = 1
+    progress: bool = False
 
 
 @dataclass(frozen=True)
@@ -396,9 +413,17 @@ def resolve_source(source: str, revision: str | None) -> tuple[Path, str, str, b
     path = Path(source)
     if path.is_dir():
         return path, path.resolve().name, revision or "unknown", True
+    if path.exists():
+        raise UserError(f"SOURCE {source}: not a folder")
     if not HUB_ID.match(source):
         raise UserError(f"SOURCE {source!r}: no such folder, and not a Hub dataset id")
-    folder = download_release(source, revision)
+    try:
+        folder = download_release(source, revision)
+    except (OSError, ValueError) as exc:  # huggingface_hub's errors are OSError/ValueError
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"cannot fetch dataset {source} (revision {revision or 'main'}) from the Hub: {detail}"
+        ) from None
     # A snapshot folder is named by the commit it holds: the exact revision imported.
     commit = folder.name if re.fullmatch(r"[0-9a-f]{40}", folder.name) else None
     return folder, source, commit or revision or "main", False
@@ -407,6 +432,8 @@ def resolve_source(source: str, revision: str | None) -> tuple[Path, str, str, b
 def run_import(config: ImportConfig) -> ImportResult:
     folder, repo_id, revision, local = resolve_source(config.source, config.revision)
     scan = scan_release(folder)
+    if not scan.parts:
+        raise UserError(f"{segments_root(folder)}: no <youtube_id>_part_<k>.mp4 file")
     annotations = ingest.load_annotations(config.annotations)
     entries = {e.video_id: e for e in annotations.entries}
     rejected = {s.video_id: s.reason for s in annotations.skips}
@@ -431,31 +458,67 @@ def run_import(config: ImportConfig) -> ImportResult:
         shutil.rmtree(work, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class _Task:
+    """One video of the release to import: plain values, so it pickles to a worker."""
+
+    video_id: str
+    entry: VideoEntry | None  # None: not usable from the annotations (see ``unusable``)
+    unusable: str
+    parts: tuple[ReleasePart, ...]
+    out_dir: Path
+    settings: CutSettings
+
+
+def _run_task(task: _Task) -> ImportedVideo | Skip:
+    """Import one video; a ``Skip`` (not the exception, which does not pickle) otherwise."""
+    try:
+        if task.entry is None:
+            raise SkipVideo(STAGE, task.unusable)
+        steps = task.entry.num_steps
+        if not validate.MIN_CLIPS <= steps <= validate.MAX_CLIPS:
+            raise SkipVideo(
+                STAGE, f"{steps} steps, outside {validate.MIN_CLIPS}..{validate.MAX_CLIPS}"
+            )
+        return import_video(task.entry, task.parts, task.out_dir, task.settings)
+    except SkipVideo as skip:
+        shutil.rmtree(task.out_dir, ignore_errors=True)
+        return Skip(task.video_id, STAGE, skip.reason)
+
+
+def _map(tasks: list[_Task], workers: int) -> Iterator[ImportedVideo | Skip]:
+    """Results in task order, whichever process made them (so the output never depends on
+    ``--workers``). Workers are spawned like the build's, and each video is independent."""
+    if workers <= 1:
+        yield from map(_run_task, tasks)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        yield from pool.map(_run_task, tasks)
+
+
 def _import_all(scan, entries, rejected, config, work, report) -> list[ImportedVideo]:
-    imported = []
+    tasks = []
     for vid, parts in scan.parts.items():
-        entry = entries.get(vid)
-        try:
-            if entry is None:
-                why = rejected.get(vid)
-                raise SkipVideo(
-                    STAGE,
-                    f"its annotation entry was rejected by ingest: {why}"
-                    if why
-                    else f"not in the annotations ({config.annotations.name})",
-                )
-            if not validate.MIN_CLIPS <= entry.num_steps <= validate.MAX_CLIPS:
-                raise SkipVideo(
-                    STAGE,
-                    f"{entry.num_steps} steps, outside {validate.MIN_CLIPS}..{validate.MAX_CLIPS}",
-                )
-            video = import_video(entry, parts, work / vid, config.cut)
-        except SkipVideo as skip:
-            report.skip(Skip(vid, STAGE, skip.reason))
-            shutil.rmtree(work / vid, ignore_errors=True)
-            continue
-        imported.append(video)
-        report.include(vid, len(video.cut.clips), note=_note(video))
+        why = rejected.get(vid)
+        unusable = (
+            f"its annotation entry was rejected by ingest: {why}"
+            if why
+            else f"not in the annotations ({config.annotations.name})"
+        )
+        tasks.append(_Task(vid, entries.get(vid), unusable, parts, work / vid, config.cut))
+    imported = []
+    bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="import")
+    with bar:
+        for result in _map(tasks, config.workers):
+            if isinstance(result, Skip):
+                report.skip(result)
+            else:
+                imported.append(result)
+                vid = result.cut.entry.video_id
+                report.include(vid, len(result.cut.clips), note=_note(result))
+            bar.set_postfix(skipped=len(report.skipped), refresh=False)
+            bar.update()
     return imported
 
 
@@ -672,11 +735,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--revision", default=None, help="Hub revision (branch, tag or commit) to fetch"
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: all cores)",
+    )
+    parser.add_argument(
         "--no-validate", action="store_true", help="skip the final `splice validate`"
     )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
     if not args.annotations.is_file():
         raise UserError(f"annotation file not found: {args.annotations}")
     result = run_import(
@@ -687,6 +759,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             revision=args.revision,
             validate=not args.no_validate,
+            workers=args.workers,
+            progress=not args.no_progress,
         )
     )
     print(result.report.summary())

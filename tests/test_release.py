@@ -127,6 +127,8 @@ NO_VIDEO = "-4IHddE4D5w"  # 6 steps, part 4 is audio only
 OFFSET = "-41H11OPNWQ"  # 2 steps, part 2's timestamps start at 2 s
 NOT_ON_KEY = "-0bbAfOuh-M"  # 3 steps, part 1 starts 2 frames before a keyframe
 EIGHT = "-9YRqcF6fdQ"  # 8 steps: all 8 parts there, but SPLICE takes 2..7
+GARBAGE = "-287EWnKCKk"  # 3 steps, part 2 is not a video file
+POINTER = "-3C-VGhs2mo"  # 3 steps, part 1 is a Git LFS pointer (a clone without LFS)
 IMPORTED = {SPREAD, BFRAMES, REENCODED, OFFSET, NOT_ON_KEY}
 KEYINT = 4  # NOT_ON_KEY's part 1: packets 2, 3 dropped with nothing to decode them from
 
@@ -163,6 +165,12 @@ def make_release(root: Path) -> Path:
     for k in range(1, 9):
         write_part(seg / "07" / f"{EIGHT}_part_{k}.mp4", k)
     (seg / "07" / "notes.txt").write_text("not a clip", "utf-8")
+    for k in (1, 2, 3):
+        path = seg / "08" / f"{GARBAGE}_part_{k}.mp4"
+        path.write_bytes(b"not a video " * 100) if k == 2 else write_part(path, k)
+        path = seg / "08" / f"{POINTER}_part_{k}.mp4"
+        pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 2000000\n"
+        path.write_text(pointer, "utf-8") if k == 1 else write_part(path, k)
     return root
 
 
@@ -202,7 +210,8 @@ def clip_view(data: bytes) -> tuple[int, int, list[str]]:
 def test_the_right_videos_are_imported_and_the_others_named_with_reasons(imported):
     report = load_report(imported.out)
     status = {v["video_id"]: v for v in report["videos"]}
-    assert set(status) == IMPORTED | {MISSING, FEWER, UNKNOWN, EMPTY, NO_VIDEO, EIGHT}
+    skipped = {MISSING, FEWER, UNKNOWN, EMPTY, NO_VIDEO, EIGHT, GARBAGE, POINTER}
+    assert set(status) == IMPORTED | skipped
     assert {v for v, s in status.items() if s["status"] == "included"} == IMPORTED
     reasons = {v: s["reason"] for v, s in status.items() if s["status"] == "skipped"}
     assert reasons[MISSING] == "missing part 2 of 1..3 (found 1, 3)"
@@ -215,6 +224,13 @@ def test_the_right_videos_are_imported_and_the_others_named_with_reasons(importe
         f"part 4 (splice_video_segments/05/{NO_VIDEO}_part_4.mp4) has no video stream"
     )
     assert reasons[EIGHT] == "8 steps, outside 2..7"
+    garbage = f"splice_video_segments/08/{GARBAGE}_part_2.mp4"
+    assert reasons[GARBAGE].startswith(f"part 2 ({garbage}) does not open: ")
+    assert str(imported.out.parents[1]) not in json.dumps(report)  # no local path anywhere
+    assert reasons[POINTER] == (
+        f"part 1 (splice_video_segments/08/{POINTER}_part_1.mp4) is a Git LFS pointer, not "
+        "the video (fetch the LFS objects)"
+    )
     assert report["warnings"] == [
         "not a release clip name, ignored: splice_video_segments/07/notes.txt"
     ]
@@ -270,7 +286,7 @@ def test_no_order_in_any_name_and_no_metadata(imported):
 
 def test_the_import_validates_against_what_it_recorded(imported, tmp_path):
     assert imported.problems == []
-    assert validate.validate(imported.out) == []
+    assert main(["validate", str(imported.out)]) == 0
     # The clips last frames_of(k)/10 s, nothing like COIN's segments: only the manifest
     # makes them valid. Without it the validator says so instead of passing.
     copy = tmp_path / "copy"
@@ -308,7 +324,7 @@ def test_card_states_source_licence_manifest_and_the_papers_tables(imported, rel
     assert "3381 videos and 11423 clips" in text
     assert "| 4 | 1 (734) | " in text  # Table 1: this build's videos, then the paper's
     assert "| 5 | 2 (333) | 10 (1665) | " in text  # Table 6
-    assert "Videos in the release:** 11" in text
+    assert "Videos in the release:** 13" in text
 
 
 def test_baseline_score_and_report_work_unchanged(imported, tmp_path, capsys):
@@ -357,6 +373,23 @@ def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
     assert validate.validate(out) == []
 
 
+def test_hub_failure_is_one_line_error(tmp_path, monkeypatch, capsys):
+    import huggingface_hub
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    def offline(**kwargs):
+        raise LocalEntryNotFoundError("cannot reach huggingface.co\nmore detail")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    assert main(["import-release", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "splice import-release: cannot fetch dataset prokajevo/splice-benchmark (revision "
+        "main) from the Hub: cannot reach huggingface.co\n"
+    )
+    assert not (tmp_path / "o").exists()
+
+
 def test_bad_source_is_one_line_error(tmp_path, capsys):
     assert (
         main(
@@ -367,6 +400,23 @@ def test_bad_source_is_one_line_error(tmp_path, capsys):
     assert "no such folder, and not a Hub dataset id" in capsys.readouterr().err
     assert main(["import-release", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no splice_video_segments/ folder" in capsys.readouterr().err
+    (tmp_path / release.SEGMENTS_DIR / "00").mkdir(parents=True)
+    (tmp_path / release.SEGMENTS_DIR / "00" / "x.txt").write_text("", "utf-8")
+    assert main(["import-release", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "no <youtube_id>_part_<k>.mp4 file" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "import-release",
+                str(tmp_path / release.SEGMENTS_DIR / "00" / "x.txt"),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
+    assert "not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 def _parts(*spec: tuple[int, str]) -> tuple[release.ReleasePart, ...]:
@@ -391,8 +441,9 @@ def test_parts_are_taken_only_when_exactly_one_to_n(spec, steps, reason):
 
 
 def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tmp_path):
+    """Also with two worker processes instead of one."""
     again = release.run_import(
-        release.ImportConfig(source=str(release_dir), out=tmp_path / "splice", seed=3)
+        release.ImportConfig(source=str(release_dir), out=tmp_path / "splice", seed=3, workers=2)
     )
     assert tree_digest(again.out) == tree_digest(imported.out)
     other = release.run_import(
