@@ -330,12 +330,12 @@ def import_video(
         why = "; ".join(info.blockers)
         if not why:
             remux(part.path, path)
-            why = _remuxed_problem(path, info.packets)
+            why, probe = _check_remuxed(path, info.packets)
         if why:
             path.unlink(missing_ok=True)
             path = _reencode(part, info.source, entry, out_dir, settings).rename(path)
             reasons.append(why)
-        probe = _probe(path, part)
+            probe = _probe(path, part)
         methods.append(REENCODE if why else REMUX)
         clips.append(
             Clip(
@@ -362,19 +362,20 @@ def _probe(path: Path, part: ReleasePart) -> validate.ClipProbe:
         ) from None
 
 
-def _remuxed_problem(path: Path, packets: int) -> str:
-    """Why a remuxed clip is not clean (empty when it is): the validator's own probe."""
+def _check_remuxed(path: Path, packets: int) -> tuple[str, validate.ClipProbe | None]:
+    """(why the remuxed clip is not clean, or "", and its probe): the validator's own
+    probe, decoding every frame, so a clip that passes here passes ``splice validate``."""
     try:
         probe = validate.probe_clip(path.read_bytes())
     except (*DECODE_ERRORS, ValueError) as err:
-        return f"the remuxed clip does not decode: {err}"
+        return f"the remuxed clip does not decode: {err}", None
     if probe.frames != packets:
-        return f"{probe.frames} of its {packets} frames decode when remuxed"
+        return f"{probe.frames} of its {packets} frames decode when remuxed", probe
     if abs(probe.first_time) > validate.ROUNDING:
-        return f"the remuxed clip starts at {probe.first_time:.3f} s"
+        return f"the remuxed clip starts at {probe.first_time:.3f} s", probe
     if probe.extra_metadata:
-        return f"the remuxed clip keeps metadata {sorted(probe.extra_metadata)}"
-    return ""
+        return f"the remuxed clip keeps metadata {sorted(probe.extra_metadata)}", probe
+    return "", probe
 
 
 # --- the whole import ----------------------------------------------------------------

@@ -460,8 +460,10 @@ def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tm
     assert not list(tmp_path.glob(".*import*"))  # the import's scratch folder is gone
 
 
-def test_publish_uploads_the_manifest_the_validator_needs(imported):
+def test_publish_uploads_the_manifest_the_validator_needs(imported, capsys):
     from splice_build.publish import plan_upload
 
     uploaded = {f.path_in_repo for f in plan_upload(imported.out)}
     assert MANIFEST in uploaded and "README.md" in uploaded
+    assert main(["publish", str(imported.out), "--repo-id", "me/splice-release", "--dry-run"]) == 0
+    assert MANIFEST in capsys.readouterr().out
