@@ -499,13 +499,15 @@ def _map(tasks: list[_Task], workers: int) -> Iterator[ImportedVideo | Skip]:
 
 
 def _import_all(scan, entries, rejected, config, work, report) -> list[ImportedVideo]:
+    bundled = Path(config.annotations).resolve() == ingest.BUNDLED_ANNOTATIONS.resolve()
+    hint = ", COIN's public subset: the full COIN.json has every video" if bundled else ""
     tasks = []
     for vid, parts in scan.parts.items():
         why = rejected.get(vid)
         unusable = (
             f"its annotation entry was rejected by ingest: {why}"
             if why
-            else f"not in the annotations ({config.annotations.name})"
+            else f"not in the annotations ({config.annotations.name}{hint})"
         )
         tasks.append(_Task(vid, entries.get(vid), unusable, parts, work / vid, config.cut))
     imported = []

@@ -216,7 +216,10 @@ def test_the_right_videos_are_imported_and_the_others_named_with_reasons(importe
     reasons = {v: s["reason"] for v, s in status.items() if s["status"] == "skipped"}
     assert reasons[MISSING] == "missing part 2 of 1..3 (found 1, 3)"
     assert reasons[FEWER] == "step count differs: parts 1..4 but COIN has 5 steps"
-    assert reasons[UNKNOWN] == "not in the annotations (COIN_public_10070.json)"
+    assert reasons[UNKNOWN] == (
+        "not in the annotations (COIN_public_10070.json, COIN's public subset: the full "
+        "COIN.json has every video)"
+    )
     assert reasons[EMPTY] == (
         f"part 3 (splice_video_segments/04/{EMPTY}_part_3.mp4) is empty (0 bytes)"
     )
