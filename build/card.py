@@ -91,6 +91,7 @@ class ReleaseSource:
     remuxed: int  # clips copied without re-encoding
     re_encoded: int
     videos_in_release: int
+    clips_in_release: int  # <id>_part_<k>.mp4 files found, imported or not
     local: bool = False  # read from a local folder in the release's layout, not fetched
 
 
@@ -272,7 +273,10 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
     ]
     if p.release is not None:
         items = [(k, v) for k, v in items if k not in _NOT_FOR_RELEASE] + [
-            ("Videos in the release", str(p.release.videos_in_release)),
+            (
+                "In the release",
+                f"{p.release.videos_in_release} videos, {p.release.clips_in_release} clips",
+            ),
             (
                 "Source videos",
                 f"clips of the {'local folder' if p.release.local else 'release'} "

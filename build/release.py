@@ -564,6 +564,7 @@ def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
         remuxed=methods.count(REMUX),
         re_encoded=methods.count(REENCODE),
         videos_in_release=len(scan.parts),
+        clips_in_release=sum(len(parts) for parts in scan.parts.values()),
         local=local,
     )
     provenance = card.Provenance(
@@ -676,13 +677,15 @@ def comparison_tables(build: stats.BuildStats) -> str:
 
 def _release_sections(written, origin: card.ReleaseSource) -> list[tuple[str, str]]:
     build = stats.compute_stats(written.videos)
-    same = build.videos == PAPER_VIDEOS and build.clips == PAPER_CLIPS
-    verdict = (
-        "the same counts as the paper"
-        if same
-        else f"{build.videos - PAPER_VIDEOS:+d} videos and {build.clips - PAPER_CLIPS:+d} clips "
-        "against the paper"
-    )
+
+    def versus(videos: int, clips: int) -> str:
+        if (videos, clips) == (PAPER_VIDEOS, PAPER_CLIPS):
+            return "the paper's counts"
+        return (
+            f"{videos - PAPER_VIDEOS:+d} videos and {clips - PAPER_CLIPS:+d} clips against "
+            "the paper"
+        )
+
     if origin.local:
         where = (
             f"Clips from the local folder `{origin.repo_id}` in the layout of the release "
@@ -707,11 +710,14 @@ def _release_sections(written, origin: card.ReleaseSource) -> list[tuple[str, st
         "published). `splice validate` checks each clip against the frames, duration and "
         f"sha256 recorded in `{MANIFEST}`."
     )
+    held = (origin.videos_in_release, origin.clips_in_release)
     compare = (
-        f"This build holds **{build.videos} videos and {build.clips} clips**; the paper's "
-        f"curated set (Table 1) holds {PAPER_VIDEOS} videos and {PAPER_CLIPS} clips: "
-        f"{verdict}. Each cell is this build's figure with the paper's in brackets "
-        "(Table 1, then Table 6).\n\n" + comparison_tables(build)
+        f"The release holds **{held[0]} videos and {held[1]} clips** "
+        f"({versus(*held)}); this build imported **{build.videos} videos and "
+        f"{build.clips} clips** ({versus(build.videos, build.clips)}). The paper's curated "
+        f"set (Table 1): {PAPER_VIDEOS} videos, {PAPER_CLIPS} clips. Each cell below is this "
+        "build's figure with the paper's in brackets (Table 1, then Table 6).\n\n"
+        + comparison_tables(build)
     )
     return [("Source: the SPLICE release", source), ("Against the paper", compare)]
 

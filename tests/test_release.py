@@ -306,6 +306,12 @@ def test_the_import_validates_against_what_it_recorded(imported, tmp_path):
     problems = [str(p) for p in validate.validate(copy)]
     assert any("sha256 differs from the card's manifest_sha256" in p for p in problems)
     assert any(f"video {SPREAD}, column clips[0]: " in p and "records" in p for p in problems)
+    # A manifest in a folder whose card does not say it was imported is reported too.
+    shutil.copy(imported.out / MANIFEST, copy / MANIFEST)
+    readme = (copy / "README.md").read_text("utf-8")
+    (copy / "README.md").write_text(readme.replace("  origin: release\n", ""), "utf-8")
+    problems = [str(p) for p in validate.validate(copy)]
+    assert f"{MANIFEST}: present, but the card does not say origin: release" in problems
 
 
 def test_card_states_source_licence_manifest_and_the_papers_tables(imported, release_dir):
@@ -323,11 +329,14 @@ def test_card_states_source_licence_manifest_and_the_papers_tables(imported, rel
     }
     assert {f["path"]: f["sha256"] for f in manifest["files"]} == used
     assert "origin: release" in text
-    assert "This build holds **5 videos and 19 clips**" in text
-    assert "3381 videos and 11423 clips" in text
+    assert (
+        "The release holds **13 videos and 55 clips** (-3368 videos and -11368 clips against "
+        "the paper); this build imported **5 videos and 19 clips** (-3376 videos and -11404 "
+        "clips against the paper). The paper's curated set (Table 1): 3381 videos, 11423 clips."
+    ) in text
     assert "| 4 | 1 (734) | " in text  # Table 1: this build's videos, then the paper's
     assert "| 5 | 2 (333) | 10 (1665) | " in text  # Table 6
-    assert "Videos in the release:** 13" in text
+    assert "In the release:** 13 videos, 55 clips" in text
 
 
 def test_baseline_score_and_report_work_unchanged(imported, tmp_path, capsys):
