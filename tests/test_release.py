@@ -273,6 +273,31 @@ def test_each_clip_shows_the_part_its_answer_says_with_aligned_captions(imported
     assert shuffled >= 2
 
 
+def packets_of(source) -> list[bytes]:
+    with av.open(source) as container:
+        packets = [bytes(p) for p in container.demux(video=0) if p.size]
+    assert packets
+    return packets
+
+
+def test_remuxed_clips_hold_the_release_pictures_bit_for_bit(imported, release_dir):
+    ds = datasets.load_dataset(str(imported.out), "video", split=sd.SPLIT)
+    ds = ds.cast_column(sd.CLIPS, datasets.List(datasets.Video(decode=False)))
+    rows = {r[sd.VIDEO_ID]: r for r in ds}
+    for vid in (SPREAD, BFRAMES, OFFSET):
+        order = rows[vid][sd.ANSWER]["order"]
+        for chrono, label in enumerate(order):
+            (part,) = release_dir.rglob(f"{vid}_part_{chrono + 1}.mp4")
+            clip = rows[vid][sd.CLIPS][label - 1]["bytes"]
+            assert packets_of(io.BytesIO(clip)) == packets_of(str(part)), (vid, label)
+    # the part that could not be remuxed was re-encoded: other bytes, same pictures
+    (part,) = release_dir.rglob(f"{REENCODED}_part_2.mp4")
+    label = rows[REENCODED][sd.ANSWER]["order"][1]
+    clip = rows[REENCODED][sd.CLIPS][label - 1]["bytes"]
+    assert packets_of(io.BytesIO(clip)) != packets_of(str(part))
+    assert validate.probe_clip(clip).codec == "h264"
+
+
 def test_no_order_in_any_name_and_no_metadata(imported):
     names = [p.relative_to(imported.out).as_posix() for p in imported.out.rglob("*")]
     assert not [n for n in names if "part" in n.lower()], names
