@@ -349,6 +349,8 @@ def import_video(
                 height=probe.height,
             )
         )
+    # A release video has one file per clip; the record's one source is its first part's
+    # (nothing downstream reads it: shuffle and write use the entry and the clips).
     cut_video = CutVideo(entry=entry, source=sources[0], clips=tuple(clips))
     return ImportedVideo(cut=cut_video, methods=tuple(methods), reasons=tuple(reasons))
 

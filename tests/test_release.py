@@ -24,6 +24,7 @@ import splice_dataset as sd
 from splice_build import release, validate
 from splice_build.cli import main
 from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
+from splice_build.records import SkipVideo
 from splice_build.release_manifest import MANIFEST
 from splice_build.report import load_report
 from splice_eval.predictions import read_predictions
@@ -470,7 +471,7 @@ def _parts(*spec: tuple[int, str]) -> tuple[release.ReleasePart, ...]:
     ],
 )
 def test_parts_are_taken_only_when_exactly_one_to_n(spec, steps, reason):
-    with pytest.raises(release.SkipVideo) as err:
+    with pytest.raises(SkipVideo) as err:
         release.chronological_parts(_parts(*spec), steps)
     assert err.value.reason == reason
     ok = release.chronological_parts(_parts((2, "b"), (1, "a")), 2)
