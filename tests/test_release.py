@@ -316,6 +316,7 @@ def test_no_order_in_any_name_and_no_metadata(imported):
 def test_the_import_validates_against_what_it_recorded(imported, tmp_path):
     assert imported.problems == []
     assert main(["validate", str(imported.out)]) == 0
+    assert validate.validate(imported.out, quick=True) == []  # packets, not frames
     # The clips last frames_of(k)/10 s, nothing like COIN's segments: only the manifest
     # makes them valid. Without it the validator says so instead of passing.
     copy = tmp_path / "copy"
