@@ -2,8 +2,9 @@
 
 Each part of a video is a solid colour with its own frame count, so a test can tell which
 release file ended up as which clip by looking at the clip, not at the import's records.
-The ids are real COIN ids of the bundled annotations (most of them seen in the release),
-and `11YgWtB-VwY` is one the release holds but the annotations do not.
+The ids are real COIN ids of the bundled annotations (the first eight below are ids seen
+in the release's file listing), and `11YgWtB-VwY` is one the release holds but the
+bundled annotations do not.
 """
 
 from __future__ import annotations
@@ -289,6 +290,8 @@ def test_remuxed_clips_hold_the_release_pictures_bit_for_bit(imported, release_d
         order = rows[vid][sd.ANSWER]["order"]
         for chrono, label in enumerate(order):
             (part,) = release_dir.rglob(f"{vid}_part_{chrono + 1}.mp4")
+            with av.open(str(part)) as source:
+                assert source.streams.audio and source.metadata.get("title")  # both dropped
             clip = rows[vid][sd.CLIPS][label - 1]["bytes"]
             assert packets_of(io.BytesIO(clip)) == packets_of(str(part)), (vid, label)
     # the part that could not be remuxed was re-encoded: other bytes, same pictures
