@@ -17,8 +17,12 @@ It prints seconds of clip per wall-clock second for each and the ratios (target:
 RSS of the workers (target: under 300 MB), and the speed-up of a small build (several
 sources, probe + cut in a process pool) from 1 to 2 workers (target: at least 1.8x), once
 with the pipeline's rule (cores // workers threads per worker) and once with every worker
-single-threaded. Last, from the measured CPU seconds (which a busy machine inflates far
-less than wall seconds), the best each target could reach on this machine's cores.
+single-threaded. Then, from the measured CPU seconds (which a busy machine inflates far
+less than wall seconds), the best each target could reach on this machine's cores. Last,
+the cost per video of the checks that make a build trustworthy (the worker's clip check
+before a commit, the clips' sha256 at commit, their verification before reuse, the
+source's stat in the work key) against the seconds of cutting that video, and what a
+content hash of the source, which the work key does not use, would cost instead.
 
     python bench/cut.py [--loops 6] [--sources 4] [--repeat 2] [--cache DIR]
 """
@@ -45,7 +49,8 @@ from splice_build import cut as cut_module
 from splice_build.cut import X264_REPRODUCIBLE, cut_video
 from splice_build.probe import probe
 from splice_build.records import CutSettings, Step, VideoEntry
-from splice_build.worker import thread_budget
+from splice_build.workdir import WorkDir, file_digest, source_stamp, work_key
+from splice_build.worker import check_clips, thread_budget
 
 SIZE = (1280, 544)  # bikes.mp4 (640x272) upscaled 2x: short side above 448
 FPS = 25
@@ -252,6 +257,43 @@ def build_speedup(
     return result
 
 
+def verification_costs(src: Path, segments, work: Path, repeat: int = 3) -> dict[str, float]:
+    """Seconds per video of cutting it (wall and CPU, in this process) and of each check
+    the build adds around a cut, best of ``repeat`` (the checks are milliseconds: the
+    best run is the one least disturbed by other processes)."""
+    settings = CutSettings(max_side=MAX_SIDE)
+    entry = entry_for(src.stem, segments)
+    root = work / "verify"
+    shutil.rmtree(root, ignore_errors=True)
+    workdir = WorkDir(root / "work")
+    start, cpu = time.perf_counter(), time.process_time()
+    probed = probe(entry, src.parent)
+    tmp = workdir.new_temp_dir(entry.video_id)
+    video = cut_video(probed, tmp, settings, threads=thread_budget(1))
+    costs = {"cut": time.perf_counter() - start, "cut_cpu": time.process_time() - cpu}
+    key = work_key(entry, settings, source_stamp(src), 1.0)
+
+    def timed(name: str, fn) -> None:
+        runs = []
+        for _ in range(repeat):
+            begin = time.perf_counter()
+            fn()
+            runs.append(time.perf_counter() - begin)
+        costs[name] = min(runs)
+
+    timed("clip check", lambda: check_clips(video, 1.0))
+    timed("clip sha256", lambda: [file_digest(c.path) for c in video.clips])
+    workdir.commit(tmp, video, key)
+    timed("verify", lambda: workdir.lookup(entry.video_id, key, verify=True))
+    timed("source stat", lambda: source_stamp(src))
+    timed("source sha256", lambda: file_digest(src))
+    committed = workdir.video_dir(entry.video_id)
+    costs["clip bytes"] = sum((committed / c.path.name).stat().st_size for c in video.clips)
+    costs["source bytes"] = src.stat().st_size
+    shutil.rmtree(root, ignore_errors=True)
+    return costs
+
+
 def best(runs: list[tuple]) -> tuple:
     return min(runs, key=lambda run: run[0])
 
@@ -358,6 +400,32 @@ def main() -> int:
         f"  1.8x from 1 to 2 workers needs one worker on at most {cores / 1.8:.2f} cores; with "
         f"the pipeline's rule it keeps {c1 / k1:.2f} busy in the small build: at most "
         f"{k1 * cores / c2:.2f}x"
+    )
+    print()
+
+    costs = verification_costs(src, segments, work)
+    added = costs["clip check"] + costs["clip sha256"] + costs["source stat"]
+    print(
+        f"checks per video ({len(segments)} clips, {costs['clip bytes'] / 1e6:.1f} MB; "
+        f"source {costs['source bytes'] / 1e6:.1f} MB), against cutting it in "
+        f"{costs['cut']:.2f} s ({costs['cut_cpu']:.2f} s CPU):"
+    )
+    for name, what in (
+        ("clip check", "worker's clip check before commit (clipcheck, packets)"),
+        ("clip sha256", "sha256 of the clips at commit"),
+        ("source stat", "source size + mtime for the work key"),
+        ("verify", "verifying a committed entry before reuse (sizes + sha256)"),
+    ):
+        share = 100 * costs[name] / costs["cut"]
+        print(f"  {what:58}: {costs[name] * 1000:8.2f} ms ({share:.2f}%)")
+    print(
+        f"  added to a cut: {added * 1000:.2f} ms, {100 * added / costs['cut']:.2f}% of its wall "
+        f"time; a resumed build pays {costs['verify'] * 1000:.2f} ms per finished video"
+    )
+    print(
+        f"  not used: sha256 of the source, {costs['source sha256'] * 1000:.1f} ms here "
+        f"({costs['source bytes'] / costs['source sha256'] / 1e6:.0f} MB/s, from the page "
+        "cache), paid by every run including resumes, against a stat"
     )
     if args.cache is None:
         shutil.rmtree(work, ignore_errors=True)

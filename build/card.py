@@ -113,6 +113,11 @@ class Provenance:
     skipped_by_stage: dict[str, int] = field(default_factory=dict)
     curation_sha256: str | None = None
     release: ReleaseSource | None = None  # clips imported from the authors' release
+    # `download_report.missing_among`: what the download beside the sources could not fetch
+    download: dict[str, Any] | None = None
+    # seconds a source may end before its last step (--tolerance): `splice validate` lets
+    # a clip fall short of its segment by what lies past that point
+    tolerance: float | None = None
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -186,6 +191,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             data["splice_build"]["origin"] = "release"
             data["splice_build"]["release"] = asdict(provenance.release)
             data["source_datasets"] = ["COIN", provenance.release.repo_id]
+        if provenance.tolerance is not None:
+            data["splice_build"]["tolerance"] = provenance.tolerance
+        if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
+            data["splice_build"]["shards_sha256"] = fingerprint
     return data
 
 
@@ -264,6 +273,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Videos included", str(p.videos_included)),
         ("Videos skipped", str(p.videos_skipped) + (f" ({skipped})" if skipped else "")),
         ("Source videos", "rendered stand-ins (demo)" if p.stand_in else "COIN's YouTube videos"),
+        *([("Downloaded sources", _download_line(p.download))] if p.download else []),
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
             "Shards",
@@ -308,6 +318,20 @@ _NOT_FOR_RELEASE = (
     "Videos in the annotations",
     "Source videos",
 )
+
+
+def _download_line(d: dict[str, Any]) -> str:
+    why = ", ".join(f"{k} {v}" for k, v in d["unavailable_by_category"].items())
+    line = (
+        f"{d['unavailable']} of the {d['selected']} selected videos were unavailable when "
+        f"the sources were downloaded{f' ({why})' if why else ''}"
+    )
+    if d["failed"]:
+        line += f"; {d['failed']} more failed after retries"
+    if d["in_report"] < d["selected"]:
+        line += f"; {d['selected'] - d['in_report']} not in the download report"
+    return line + f" (`download_report.json` beside the sources, yt-dlp {d['yt_dlp_version']})"
+
 
 STAND_IN_NOTICE = (
     "> **Demo build with stand-in videos.** The annotations are real COIN entries, but the "

@@ -19,6 +19,7 @@ from splice_build.errors import USAGE_EXIT, UserError
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "download": ("splice_build.download", "fetch the source videos a build selects (yt-dlp)"),
     "build": ("splice_build.pipeline", "build the dataset from COIN annotations and videos"),
     "import-release": (
         "splice_build.release",

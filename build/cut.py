@@ -8,8 +8,12 @@ Output timing: clips are constant frame rate at the source's average rate (or th
 requested ``fps``, never above the source's), with timestamps from 0. Each output slot k
 at ``first + k / rate`` shows the source frame of the step nearest to it, so a constant
 frame rate source maps one to one, a variable frame rate source is evened out (frames
-repeated over its pauses, bursts thinned), and slot 0 is always the step's first frame.
-A clip's duration is therefore ``num_frames / rate``, within one frame of its segment.
+repeated over its pauses, bursts thinned, a pause over the step's start filled with the
+step's first frame), and slot 0 is always the step's first frame. A clip's duration is
+therefore ``num_frames / rate``, within one frame of its segment, except where the source
+ends first (inside the probe's tolerance): then the clip ends with the source's last frame.
+``splice_build.clipcheck`` holds these promises; the worker checks every clip against
+them before committing it, and ``splice validate`` checks the built folder the same way.
 
 Each frame is decoded once: a video's steps are split into at most two lanes of
 consecutive steps, each with its own decoder passing once over its steps (seeking over
@@ -22,6 +26,7 @@ encoder; at most the decoder's reorder window is held.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -31,6 +36,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
+import numpy as np
 from av.video.reformatter import VideoReformatter
 
 from splice_build.frames import (
@@ -194,13 +200,16 @@ def _open(probed: ProbedVideo, threads: int | None = None):
 def _plan(reader: FrameReader, source, settings: CutSettings) -> _Plan:
     stream = reader.stream
     sar = stream.sample_aspect_ratio
+    stored = output_size(
+        source.width, source.height, settings.max_side, Fraction(sar) if sar else None
+    )
+    turns = source.rotation % 4
     return _Plan(
         time_base=Fraction(stream.time_base),
         origin=reader.origin,
         rate=output_rate(source_rate(stream), settings.fps),
-        size=output_size(
-            source.width, source.height, settings.max_side, Fraction(sar) if sar else None
-        ),
+        size=stored[::-1] if turns % 2 else stored,
+        turns=turns,
     )
 
 
@@ -252,7 +261,16 @@ class _Plan:
     time_base: Fraction
     origin: int
     rate: Fraction  # output frames per second
-    size: tuple[int, int]
+    size: tuple[int, int]  # of the clip, as displayed
+    # Quarter turns counterclockwise from the display matrix, applied to the pixels: a
+    # clip carries no matrix (players and models see the same picture), and scaling
+    # happens before the turn, on the smaller picture.
+    turns: int = 0
+
+    @property
+    def stored_size(self) -> tuple[int, int]:
+        """The scaled picture before it is turned."""
+        return self.size[::-1] if self.turns % 2 else self.size
 
     @property
     def slot_ticks(self) -> Fraction:
@@ -303,10 +321,12 @@ def _cut_step(
 def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[Frame]:
     """The source frame for each output slot of [start, end), in order.
 
-    Slot k (at first + k * slot) takes the step's frame nearest to it: the pending frame
-    is emitted for every slot up to the midpoint between it and the next frame. After the
-    last frame, slots continue to the step's end when a later frame exists (the last one
-    lasts until then), or for half a slot at the end of the stream.
+    Slot k (at base + k * slot) takes the step's frame nearest to it: the pending frame
+    is emitted for every slot up to the midpoint between it and the next frame. ``base``
+    is the first frame's time less whole slots, the latest such time at or after the start.
+    After the last frame, slots continue to the step's end when a later frame exists (the
+    last one lasts until then), or for half a slot at the end of the stream (a source that
+    ends inside the coverage tolerance: the clip goes up to its last frame).
     """
     slot = plan.slot_ticks
     pending: Frame | None = None
@@ -320,7 +340,11 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
             limit = Fraction(end)
             break
         if pending is None:
-            base = pts
+            # A frame gap over the step's start: the grid reaches back over it, with the
+            # step's first frame in the slots before it (the frame on screen at the start
+            # belongs to the previous step), so the clip keeps the segment's timing. For a
+            # constant rate the first frame is less than a slot after the start: no change.
+            base = pts - math.floor((pts - start) / slot) * slot
         else:
             middle = Fraction(pending[0] + pts, 2)
             while base + k * slot < end and base + k * slot <= middle:
@@ -383,10 +407,12 @@ class _ClipEncoder:
     def _scale(self, frame: av.VideoFrame) -> av.VideoFrame:
         if not self._tagged:
             self._copy_colour_tags(frame)
-        width, height = self.plan.size
+        width, height = self.plan.stored_size
         out = self._scaler.reformat(
             frame, width=width, height=height, format=OUTPUT_PIX_FMT, interpolation=INTERPOLATION
         )
+        if self.plan.turns:
+            out = turn(out, self.plan.turns)
         out.pict_type = av.video.frame.PictureType.NONE  # the encoder picks keyframes
         return out
 
@@ -414,6 +440,24 @@ class _ClipEncoder:
         except DECODE_ERRORS:
             pass
         self.path.unlink(missing_ok=True)
+
+
+def turn(frame: av.VideoFrame, quarter_turns: int) -> av.VideoFrame:
+    """A yuv420p frame turned counterclockwise by quarter turns, plane by plane (the
+    chroma planes turn with the picture, so no sample is resampled)."""
+    width, height = frame.width, frame.height
+    flat = frame.to_ndarray().reshape(-1)  # Y, then U, then V, each row after row
+    y = flat[: width * height].reshape(height, width)
+    u = flat[width * height : width * height * 5 // 4].reshape(height // 2, width // 2)
+    v = flat[width * height * 5 // 4 :].reshape(height // 2, width // 2)
+    planes = [np.rot90(p, quarter_turns).reshape(-1) for p in (y, u, v)]
+    new_height = width if quarter_turns % 2 else height
+    out = av.VideoFrame.from_ndarray(
+        np.concatenate(planes).reshape(new_height * 3 // 2, -1), format=OUTPUT_PIX_FMT
+    )
+    for attr in ("colorspace", "color_range"):
+        setattr(out, attr, getattr(frame, attr))
+    return out
 
 
 def _remove(clips: list[Clip]) -> None:

@@ -22,11 +22,11 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, ingest, probe, select, shuffle, validate, write
+from . import card, download_report, probe, select, shuffle, sources, validate, write
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, VideoEntry
+from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
 from .report import BuildReport
-from .workdir import WorkDir, work_key
+from .workdir import WorkDir
 from .worker import VideoTask
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -71,45 +71,53 @@ class BuildResult:
 def run_build(config: BuildConfig) -> BuildResult:
     started = time.monotonic()
     report = BuildReport(settings=_settings(config))
-    annotations = ingest.load_annotations(config.annotations)
-    for skip in annotations.skips:
-        report.skip(skip)
-    selection = select.select(
-        annotations.entries,
+    annotations, selection = select.select_annotations(
+        config.annotations,
         subset_size=config.subset_size,
         seed=config.seed,
         curation=config.curation,
         limit=config.limit,
     )
+    for skip in annotations.skips:
+        report.skip(skip)
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
-    included = _cut_all(selection.selected, work, config, report)
+    keys = _cut_all(selection.selected, work, config, report)
 
-    entries = [e for e in selection.selected if e.video_id in included]
-    provenance = card.Provenance(
-        annotations_file=config.annotations.name,
-        annotations_sha256=annotations.sha256,
-        seed=config.seed,
-        cut_settings=asdict(config.cut),
-        subset_size=config.subset_size,
-        curation_file=config.curation.name if config.curation else None,
-        videos_in_annotations=len(report.videos),
-        videos_included=len(report.included),
-        videos_skipped=len(report.skipped),
-        stand_in=config.stand_in,
-        limit=config.limit,
-        skipped_by_stage=report.skips_by_stage(),
-        curation_sha256=_sha256(config.curation) if config.curation else None,
+    entries = [e for e in selection.selected if e.video_id in keys]
+    downloaded = download_report.missing_among(
+        config.videos, [e.video_id for e in selection.selected]
     )
+
+    def card_text(written: write.WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
+        about = card.Provenance(
+            annotations_file=config.annotations.name,
+            annotations_sha256=annotations.sha256,
+            seed=config.seed,
+            cut_settings=asdict(config.cut),
+            subset_size=config.subset_size,
+            curation_file=config.curation.name if config.curation else None,
+            videos_in_annotations=len(report.videos),
+            videos_included=len(report.included),
+            videos_skipped=len(report.skipped),
+            stand_in=config.stand_in,
+            limit=config.limit,
+            skipped_by_stage=report.skips_by_stage(),
+            curation_sha256=_sha256(config.curation) if config.curation else None,
+            download=downloaded,
+            tolerance=config.tolerance,
+        )
+        return {"README.md": card.render_card(written, about, extra_sections=sections)}
+
     problems = finish_build(
-        lambda: _shuffled(entries, work, config),
+        lambda: _shuffled(entries, work, keys, config.seed),
         config.out,
         report,
-        lambda written, sections: card.render_card(written, provenance, extra_sections=sections),
+        card_text,
         format=config.format,
         max_shard_bytes=config.max_shard_bytes,
         validate_output=config.validate,
@@ -121,21 +129,53 @@ def finish_build(
     videos: Callable[[], Iterable[ShuffledVideo]],
     out: Path,
     report: BuildReport,
-    render_card: Callable[[write.WriteResult, list[tuple[str, str]]], str],
+    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     *,
     format: str = "parquet",
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
     validate_output: bool = True,
-    extra_files: Mapping[str, str] | None = None,
 ) -> list[validate.Problem]:
     """The tail every build shares (``splice build``, ``splice import-release``): shuffled
-    videos -> shards -> card -> report -> ``out`` -> validate.
+    videos -> shards -> card -> report, validated in a staging folder, then moved to ``out``.
 
-    ``videos`` is called once per output format (each pass streams the clips again);
-    ``render_card(written, extra_sections)`` gives README.md; ``extra_files`` (name ->
-    text) are written beside it before validation, which may read them.
+    ``videos`` is called once per pass and output format (each streams the clips again);
+    ``render(written, extra_sections)`` gives the files beside the shards (README.md and
+    any other, e.g. an import's manifest), from what was written and the report as it is.
     """
     staging = out.with_name(out.name + ".incomplete")
+    dropped: set[str] = set()
+
+    def kept() -> Iterator[ShuffledVideo]:
+        return (v for v in videos() if v.entry.video_id not in dropped)
+
+    _write_output(staging, kept, report, render, format, max_shard_bytes)
+    problems = validate.validate(staging) if validate_output else []
+    failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
+    if failing:
+        # Whatever the cutter accepts the validator should accept (both apply clipcheck);
+        # a clip that still fails costs its video, not the build: it is dropped with the
+        # problem in the report, and the rest is written again. Those clips decoded in
+        # the first pass and are the same bytes, so the second pass reads packets only.
+        for video_id, what in sorted(failing.items()):
+            report.drop(Skip(video_id, "validate", what))
+            dropped.add(video_id)
+        _write_output(staging, kept, report, render, format, max_shard_bytes)
+        problems = validate.validate(staging, quick=True)
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(staging, out)
+    return problems
+
+
+def _write_output(
+    staging: Path,
+    videos: Callable[[], Iterable[ShuffledVideo]],
+    report: BuildReport,
+    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
+    format: str,
+    max_shard_bytes: int,
+) -> None:
+    """Shards, card (and the other rendered files) and report, into a fresh staging folder."""
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
@@ -146,31 +186,41 @@ def finish_build(
 
         tars = write_webdataset(videos(), staging)
         sections.append(card_section(len(tars)))
-    for name, text in (extra_files or {}).items():
+    for name, text in render(written, sections).items():
         (staging / name).write_text(text, "utf-8")
-    (staging / "README.md").write_text(render_card(written, sections), "utf-8")
     report.write(staging)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(staging, out)
-    return validate.validate(out) if validate_output else []
+
+
+def _clip_problems_by_video(problems: list[validate.Problem], included: set[str]) -> dict[str, str]:
+    """The first problem of each included video whose clips fail validation."""
+    found: dict[str, str] = {}
+    for problem in problems:
+        column = problem.column or ""
+        if problem.video_id in included and column.startswith(f"{schema.CLIPS}["):
+            found.setdefault(problem.video_id, f"{column} {problem.what}")
+    return found
 
 
 def _cut_all(
     entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
-) -> set[str]:
-    """Cut every selected video not already in the work folder; return the ids that made it."""
-    tasks = [VideoTask(e, config.videos, work.root, config.cut, config.tolerance) for e in entries]
+) -> dict[str, str]:
+    """Cut every selected video not already in the work folder; return the work keys of
+    the ids that made it."""
+    index = sources.index_sources(config.videos)
+    report.warnings.extend(sources.duplicate_warnings(index, [e.video_id for e in entries]))
+    tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
-    included: set[str] = set()
+    included: dict[str, str] = {}
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
     clips = 0
     seconds = 0.0
     start = time.monotonic()
     with bar:
         for outcome in executor.run(tasks):
+            if outcome.note:
+                report.notes.append(outcome.note)
             if outcome.ok:
-                included.add(outcome.video_id)
+                included[outcome.video_id] = outcome.key
                 report.include(outcome.video_id, outcome.num_clips)
                 clips += outcome.num_clips
                 seconds += outcome.seconds
@@ -187,15 +237,30 @@ def _cut_all(
     return included
 
 
+def video_tasks(
+    entries: list[VideoEntry], index: SourceIndex, work_root: Path, config: BuildConfig
+) -> list[VideoTask]:
+    """One task per video, carrying its source candidates from the driver's one index."""
+    return [
+        VideoTask(
+            e, config.videos, work_root, config.cut, config.tolerance, index.lookup(e.video_id)
+        )
+        for e in entries
+    ]
+
+
 def _shuffled(
-    entries: list[VideoEntry], work: WorkDir, config: BuildConfig
+    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], seed: int
 ) -> Iterator[ShuffledVideo]:
-    """Committed cuts in video-id order, shuffled; one video in memory at a time."""
+    """Committed cuts in video-id order, shuffled; one video in memory at a time.
+
+    Loaded by the key the worker committed (or verified) them under moments ago, so only
+    their sizes are checked again here, not their hashes."""
     for entry in sorted(entries, key=lambda e: e.video_id):
-        cut = work.load(entry.video_id, work_key(entry, config.cut))
+        cut = work.load(entry.video_id, keys[entry.video_id], verify=False)
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
-        yield shuffle.shuffle(cut, config.seed)
+        yield shuffle.shuffle(cut, seed)
 
 
 def _sha256(path: Path) -> str:
@@ -221,14 +286,13 @@ def _settings(config: BuildConfig) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    select.add_selection_arguments(parser)
     parser.add_argument(
-        "--annotations",
+        "--videos",
         type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
-    parser.add_argument(
-        "--videos", type=Path, required=True, help="folder of source videos named <id>.<ext>"
+        required=True,
+        help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
+        "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
     parser.add_argument(
@@ -237,14 +301,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
-    parser.add_argument(
-        "--limit", type=int, default=None, help="keep only the first N selected videos"
-    )
-    parser.add_argument(
-        "--subset-size", type=int, default=None, help="seeded random subset (the paper: 3600)"
-    )
-    parser.add_argument("--curation", type=Path, default=None, help="CSV video_id,decision,reason")
     parser.add_argument(
         "--max-side",
         type=int,
@@ -307,4 +363,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {result.out} in {result.seconds:.1f} s")
     for problem in result.problems:
         print(f"validate: {problem}")
-    return 1 if result.problems else 0
+    # A video whose clips fail the validator's rule means a cutter bug: the build is
+    # usable without it, but the exit status says it happened (the report says which).
+    rejected = [v for v in result.report.skipped if v.stage == "validate"]
+    for video in rejected:
+        print(f"validate: video {video.video_id} dropped: {video.reason}")
+    return 1 if result.problems or rejected else 0

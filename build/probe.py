@@ -1,4 +1,4 @@
-"""Stage 3, probe: find a video's local source and make sure it can be cut.
+"""Stage 3, probe: open a video's local source (found by `sources`) and make sure it can be cut.
 
 A source that is missing, empty, not a video, audio only, damaged or too short for its
 last annotated step is skipped here with a reason that names the file, so that the cut
@@ -24,61 +24,52 @@ from splice_build.frames import (
     to_pts,
     to_seconds,
 )
-from splice_build.records import ProbedVideo, SkipVideo, SourceInfo, VideoEntry
+from splice_build.records import ProbedVideo, SkipVideo, SourceCandidates, SourceInfo, VideoEntry
+from splice_build.sources import index_sources, not_found_reason
 
 # Seconds a source may fall short of its last step's end: COIN marks most times in whole
 # seconds, so a segment ending up to a second after the file's last frame is still whole
 # (the build's ``--tolerance`` default).
 COVERAGE_TOLERANCE = 1.0
 
-# Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
-# in order of preference when several exist: containers with a full index first (exact,
-# fast seeks), H.264 mp4 before VP9/AV1 webm (cheaper to decode), index-less MPEG last.
-# Partial downloads (.part, .ytdl, .temp) are never picked.
-SOURCE_EXTENSIONS: tuple[str, ...] = (
-    ".mp4",
-    ".m4v",
-    ".mkv",
-    ".webm",
-    ".mov",
-    ".avi",
-    ".flv",
-    ".3gp",
-    ".ogv",
-    ".wmv",
-    ".ts",
-    ".mpg",
-    ".mpeg",
-)
-
 
 def find_source(videos_dir: Path, video_id: str) -> Path | None:
-    """The source file for a video id, e.g. ``<videos_dir>/<id>.mp4``, or None.
-
-    Looks up each known name directly (no directory listing, which would cost a scan per
-    video in a folder of 11,000 files); an upper-case extension is accepted too.
-    """
-    for ext in SOURCE_EXTENSIONS:
-        for suffix in (ext, ext.upper()):
-            path = videos_dir / f"{video_id}{suffix}"
-            if path.is_file():
-                return path
-    return None
+    """The preferred source file of a video id anywhere in ``videos_dir``, or None (one walk
+    of the folder: for a single look-up; a build indexes its folder once instead)."""
+    paths = index_sources(Path(videos_dir)).lookup(video_id).paths
+    return Path(videos_dir) / paths[0] if paths else None
 
 
 def probe(
-    entry: VideoEntry, videos_dir: Path, tolerance: float = COVERAGE_TOLERANCE
+    entry: VideoEntry,
+    videos_dir: Path,
+    tolerance: float = COVERAGE_TOLERANCE,
+    candidates: SourceCandidates | None = None,
 ) -> ProbedVideo:
     """Check that the source of one entry opens and covers its last step (within tolerance).
 
-    Raises ``SkipVideo("probe", reason)`` otherwise.
+    ``candidates`` come from the build's one index of the folder (without them the folder is
+    walked here). They are tried in order: a broken ``<id>.mp4`` left by a failed merge must
+    not hide a good ``<id>.webm``. Raises ``SkipVideo("probe", reason)`` when none will do.
     """
-    path = find_source(Path(videos_dir), entry.video_id)
-    if path is None:
-        names = ", ".join(SOURCE_EXTENSIONS)
-        raise SkipVideo(
-            "probe", f"no source video {entry.video_id}.* in {videos_dir} (looked for {names})"
-        )
+    videos_dir = Path(videos_dir)
+    if candidates is None:
+        candidates = index_sources(videos_dir).lookup(entry.video_id)
+    if not candidates.paths:
+        raise SkipVideo("probe", not_found_reason(candidates))
+    failures: list[SkipVideo] = []
+    for rel in candidates.paths:
+        try:
+            return _probe_path(entry, videos_dir / rel, tolerance)
+        except SkipVideo as skip:
+            failures.append(skip)
+    if len(failures) == 1:
+        raise failures[0]
+    tried = "; ".join(f.reason for f in failures)  # each names its file
+    raise SkipVideo("probe", f"none of the {len(failures)} source files opens: {tried}")
+
+
+def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
     if path.stat().st_size == 0:
         raise SkipVideo("probe", f"source video {path} is empty (0 bytes)")
     try:
@@ -127,8 +118,15 @@ def probe(
             duration=max(header_duration or 0.0, reached),
             start_time=to_seconds(reader.origin, time_base, 0),
             has_audio=bool(container.streams.audio),
+            rotation=quarter_turns(frame.rotation),
         )
     return ProbedVideo(entry=entry, source=info)
+
+
+def quarter_turns(degrees: float) -> int:
+    """A display matrix's rotation (FFmpeg's counterclockwise degrees, -180..180) as
+    quarter turns 0..3; phones only write multiples of 90, others round to the nearest."""
+    return round(degrees / 90) % 4
 
 
 def _header_duration(

@@ -72,6 +72,42 @@ class SourceInfo:
     duration: float  # seconds covered by the video stream
     start_time: float  # container/stream start time in seconds (non-zero for MPEG-PS/TS)
     has_audio: bool
+    # Quarter turns counterclockwise a player gives the stored picture (the display matrix
+    # of phone videos: 3 for a phone held upright); width and height are the stored ones.
+    rotation: int = 0
+
+
+@dataclass(frozen=True)
+class SourceCandidates:
+    """The files that may hold one video's source, from the build's one walk of the videos
+    folder (`sources.index_sources`): what the probe tries, in order, and what it tells the
+    user when there is nothing to try."""
+
+    video_id: str
+    paths: tuple[str, ...]  # POSIX paths relative to the videos folder, preferred first
+    files: int  # files the walk saw in the whole folder
+    folders: int  # folders it walked, the videos folder included
+    partial: tuple[str, ...] = ()  # this video's partial downloads, never candidates
+
+
+@dataclass(frozen=True)
+class SourceIndex:
+    """Every source file of a videos folder by video id, from one walk of it."""
+
+    root: Path
+    by_id: dict[str, tuple[str, ...]]  # video id -> relative paths, preferred first
+    partial: dict[str, tuple[str, ...]]  # video id -> its partial downloads
+    files: int
+    folders: int
+
+    def lookup(self, video_id: str) -> SourceCandidates:
+        return SourceCandidates(
+            video_id,
+            self.by_id.get(video_id, ()),
+            self.files,
+            self.folders,
+            self.partial.get(video_id, ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -130,6 +166,26 @@ class ShuffledVideo:
     order: tuple[int, ...]  # chronological sequence of labels: the metric's reference
 
 
+@dataclass(frozen=True)
+class DownloadOutcome:
+    """What `splice download` did for one selected video (a row of download_report.json)."""
+
+    video_id: str
+    recipe_type: int
+    # "downloaded", "present" (already there and whole), "unavailable" (the source says so:
+    # not retried) or "failed" (transient errors on every attempt)
+    status: str
+    # unavailable: removed, private, age-restricted, geo-blocked, copyright, other;
+    # failed: network, timeout, incomplete, throttled, server
+    category: str = ""
+    reason: str = ""
+    file: str = ""  # POSIX path relative to the output folder
+    format: str = ""  # the format taken, as yt-dlp describes it
+    bytes: int = 0
+    attempts: int = 0
+    url: str = ""  # without user info or query (a mirror's token stays private)
+
+
 def to_jsonable(record: Any) -> Any:
     """A record as JSON-ready data (Paths become strings)."""
     return _paths_to_str(asdict(record))
@@ -161,10 +217,13 @@ __all__ = [
     "Clip",
     "CutSettings",
     "CutVideo",
+    "DownloadOutcome",
     "ProbedVideo",
     "ShuffledVideo",
     "Skip",
     "SkipVideo",
+    "SourceCandidates",
+    "SourceIndex",
     "SourceInfo",
     "Step",
     "VideoEntry",

@@ -39,7 +39,10 @@ from pathlib import Path
 import av
 from tqdm.auto import tqdm
 
+from splice_dataset import MAX_CLIPS, MIN_CLIPS
+
 from . import card, cut, ingest, shuffle, stats, validate
+from .clipcheck import STREAM_KEYS, ClipProbe, clip_problems, probe_clip
 from .errors import UserError
 from .frames import DECODE_ERRORS, source_rate
 from .pipeline import finish_build
@@ -292,7 +295,7 @@ def remux(src: Path, dst: Path) -> None:
         ) as out:
             copy = out.add_stream_from_template(stream)
             for key in list(copy.metadata):
-                if key not in validate.STREAM_KEYS:
+                if key not in STREAM_KEYS:
                     del copy.metadata[key]
             for packet in packets:
                 packet.pts -= shift
@@ -355,29 +358,27 @@ def import_video(
     return ImportedVideo(cut=cut_video, methods=tuple(methods), reasons=tuple(reasons))
 
 
-def _probe(path: Path, part: ReleasePart) -> validate.ClipProbe:
+def _probe(path: Path, part: ReleasePart) -> ClipProbe:
     try:
-        return validate.probe_clip(path.read_bytes())
+        return probe_clip(path.read_bytes())
     except (*DECODE_ERRORS, ValueError) as err:
         raise SkipVideo(
             STAGE, _scrub(f"part {part.part} ({part.rel}) does not decode: {err}", part)
         ) from None
 
 
-def _check_remuxed(path: Path, packets: int) -> tuple[str, validate.ClipProbe | None]:
-    """(why the remuxed clip is not clean, or "", and its probe): the validator's own
-    probe, decoding every frame, so a clip that passes here passes ``splice validate``."""
+def _check_remuxed(path: Path, packets: int) -> tuple[str, ClipProbe | None]:
+    """(why the remuxed clip is not clean, or "", and its probe): decoded frame by frame
+    and held to the clip rule `splice validate` applies (`clipcheck`), with no segment to
+    last (the release's cut times are unknown)."""
     try:
-        probe = validate.probe_clip(path.read_bytes())
+        probe = probe_clip(path.read_bytes())
     except (*DECODE_ERRORS, ValueError) as err:
         return f"the remuxed clip does not decode: {err}", None
     if probe.frames != packets:
         return f"{probe.frames} of its {packets} frames decode when remuxed", probe
-    if abs(probe.first_time) > validate.ROUNDING:
-        return f"the remuxed clip starts at {probe.first_time:.3f} s", probe
-    if probe.extra_metadata:
-        return f"the remuxed clip keeps metadata {sorted(probe.extra_metadata)}", probe
-    return "", probe
+    what = clip_problems(probe, segment=None, last_end=0.0, recorded=None, tolerance=0.0)
+    return "; ".join(what), probe
 
 
 # --- the whole import ----------------------------------------------------------------
@@ -479,10 +480,8 @@ def _run_task(task: _Task) -> ImportedVideo | Skip:
         if task.entry is None:
             raise SkipVideo(STAGE, task.unusable)
         steps = task.entry.num_steps
-        if not validate.MIN_CLIPS <= steps <= validate.MAX_CLIPS:
-            raise SkipVideo(
-                STAGE, f"{steps} steps, outside {validate.MIN_CLIPS}..{validate.MAX_CLIPS}"
-            )
+        if not MIN_CLIPS <= steps <= MAX_CLIPS:
+            raise SkipVideo(STAGE, f"{steps} steps, outside {MIN_CLIPS}..{MAX_CLIPS}")
         return import_video(task.entry, task.parts, task.out_dir, task.settings)
     except SkipVideo as skip:
         shutil.rmtree(task.out_dir, ignore_errors=True)
@@ -539,63 +538,70 @@ def _note(video: ImportedVideo) -> str:
 def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
     repo_id, revision, local = where
     shuffled = [shuffle.shuffle(v.cut, config.seed) for v in imported]
-    used = sorted(
-        (p for v in imported for p in scan.parts[v.cut.entry.video_id]), key=lambda p: p.rel
-    )
-    manifest = ReleaseManifest(
-        repo_id=repo_id,
-        revision=revision,
-        license=RELEASE_LICENSE,
-        files=tuple(ReleaseFile(p.rel, _sha256(p.path)) for p in used),
-        clips={
-            s.entry.video_id: tuple(
-                ImportedClip(c.num_frames, c.duration, _sha256(c.path)) for c in s.clips
-            )
-            for s in shuffled
-        },
-    )
-    manifest_text = manifest.to_json()
-    methods = [m for v in imported for m in v.methods]
-    origin = card.ReleaseSource(
-        repo_id=repo_id,
-        revision=revision,
-        license=RELEASE_LICENSE,
-        files=len(manifest.files),
-        bytes=sum(p.path.stat().st_size for p in used),
-        manifest_sha256=sha256_text(manifest_text),
-        remuxed=methods.count(REMUX),
-        re_encoded=methods.count(REENCODE),
-        videos_in_release=len(scan.parts),
-        clips_in_release=sum(len(parts) for parts in scan.parts.values()),
-        local=local,
-    )
-    provenance = card.Provenance(
-        annotations_file=config.annotations.name,
-        annotations_sha256=annotations.sha256,
-        seed=config.seed,
-        cut_settings=asdict(config.cut),
-        videos_in_annotations=len(report.videos),
-        videos_included=len(report.included),
-        videos_skipped=len(report.skipped),
-        skipped_by_stage=report.skips_by_stage(),
-        release=origin,
-    )
-
-    def render(written, sections):
-        sections = [*_release_sections(written, origin), *sections]
-        return card.render_card(
-            written, provenance, intro=release_intro(repo_id), extra_sections=sections
+    methods = {v.cut.entry.video_id: v.methods for v in imported}
+    recorded = {
+        s.entry.video_id: tuple(
+            ImportedClip(c.num_frames, c.duration, _sha256(c.path)) for c in s.clips
         )
+        for s in shuffled
+    }
+    last: dict[str, ReleaseManifest] = {}
+
+    def render(written, sections) -> dict[str, str]:
+        """The card and the manifest of the videos written (the pipeline drops a video
+        whose clips fail validation and renders again)."""
+        kept = [v.video_id for v in written.videos]
+        used = sorted((p for vid in kept for p in scan.parts[vid]), key=lambda p: p.rel)
+        manifest = ReleaseManifest(
+            repo_id=repo_id,
+            revision=revision,
+            license=RELEASE_LICENSE,
+            files=tuple(ReleaseFile(p.rel, _sha256(p.path)) for p in used),
+            clips={vid: recorded[vid] for vid in kept},
+        )
+        text = manifest.to_json()
+        done = [m for vid in kept for m in methods[vid]]
+        origin = card.ReleaseSource(
+            repo_id=repo_id,
+            revision=revision,
+            license=RELEASE_LICENSE,
+            files=len(manifest.files),
+            bytes=sum(p.path.stat().st_size for p in used),
+            manifest_sha256=sha256_text(text),
+            remuxed=done.count(REMUX),
+            re_encoded=done.count(REENCODE),
+            videos_in_release=len(scan.parts),
+            clips_in_release=sum(len(parts) for parts in scan.parts.values()),
+            local=local,
+        )
+        provenance = card.Provenance(
+            annotations_file=config.annotations.name,
+            annotations_sha256=annotations.sha256,
+            seed=config.seed,
+            cut_settings=asdict(config.cut),
+            videos_in_annotations=len(report.videos),
+            videos_included=len(report.included),
+            videos_skipped=len(report.skipped),
+            skipped_by_stage=report.skips_by_stage(),
+            release=origin,
+        )
+        last["manifest"] = manifest
+        readme = card.render_card(
+            written,
+            provenance,
+            intro=release_intro(repo_id),
+            extra_sections=[*_release_sections(written, origin), *sections],
+        )
+        return {"README.md": readme, MANIFEST: text}
 
     problems = finish_build(
-        lambda: iter(sorted(shuffled, key=lambda s: s.entry.video_id)),
-        config.out,
-        report,
-        render,
-        validate_output=config.validate,
-        extra_files={MANIFEST: manifest_text},
+        lambda: iter(shuffled), config.out, report, render, validate_output=config.validate
     )
-    return ImportResult(config.out, report, manifest, problems, origin.remuxed, origin.re_encoded)
+    manifest = last["manifest"]
+    counts = [m for vid in manifest.clips for m in methods[vid]]
+    return ImportResult(
+        config.out, report, manifest, problems, counts.count(REMUX), counts.count(REENCODE)
+    )
 
 
 def _sha256(path: Path) -> str:

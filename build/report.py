@@ -33,12 +33,18 @@ class BuildReport:
     settings: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. curation rows that matched nothing
     counted: str = "annotations"  # what `videos` lists: every video of the annotations
+    notes: list[str] = field(default_factory=list)  # e.g. a damaged work entry cut again
 
     def include(self, video_id: str, num_clips: int, note: str = "") -> None:
         self.videos.append(VideoStatus(video_id, "included", num_clips=num_clips, note=note))
 
     def skip(self, skip: Skip) -> None:
         self.videos.append(VideoStatus(skip.video_id, "skipped", skip.stage, skip.reason))
+
+    def drop(self, skip: Skip) -> None:
+        """Turn an included video into a skipped one (its clips failed validation)."""
+        self.videos = [v for v in self.videos if v.video_id != skip.video_id]
+        self.skip(skip)
 
     @property
     def included(self) -> list[VideoStatus]:
@@ -61,6 +67,7 @@ class BuildReport:
             f"skipped: {len(self.skipped)}",
         ]
         lines += [f"warning: {w}" for w in self.warnings]
+        lines += [f"note: {n}" for n in sorted(self.notes)]
         for stage, count in sorted(self.skips_by_stage().items()):
             lines.append(f"  {stage}: {count}")
             reasons = Counter(_reason_kind(v.reason) for v in self.skipped if v.stage == stage)
@@ -80,6 +87,7 @@ class BuildReport:
             },
             "videos": [asdict(v) for v in self.videos],
             "warnings": self.warnings,
+            "notes": sorted(self.notes),
         }
         (out_dir / REPORT_JSON).write_text(
             json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"

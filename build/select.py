@@ -24,12 +24,15 @@ written for the full COIN.json used with a partial one) are not errors; they are
 
 from __future__ import annotations
 
+import argparse
 import csv
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from splice_build import ingest
+from splice_build.errors import UserError
 from splice_build.records import Skip, VideoEntry
 from splice_dataset import MAX_CLIPS, MIN_CLIPS
 
@@ -165,4 +168,56 @@ def select(
     )
 
 
-__all__ = ["CurationDecision", "Selection", "load_curation", "select", "subset_rank"]
+def select_annotations(
+    annotations: str | Path,
+    *,
+    subset_size: int | None = None,
+    seed: int = 0,
+    curation: str | Path | None = None,
+    limit: int | None = None,
+) -> tuple[ingest.IngestResult, Selection]:
+    """The videos a command works on: THE selection of ``splice build`` and ``splice
+    download``, so that a user fetches exactly the videos the build will use.
+
+    A missing or malformed annotation or curation file is the user's mistake: `UserError`.
+    """
+    for path, what in ((annotations, "annotation file"), (curation, "curation file")):
+        if path is not None and not Path(path).is_file():
+            raise UserError(f"{what} not found: {path}")
+    try:
+        ingested = ingest.load_annotations(annotations)
+        selection = select(
+            ingested.entries, subset_size=subset_size, seed=seed, curation=curation, limit=limit
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return ingested, selection
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `select_annotations`, the same for every command that selects."""
+    parser.add_argument(
+        "--annotations",
+        type=Path,
+        default=ingest.BUNDLED_ANNOTATIONS,
+        help=ingest.BUNDLED_ANNOTATIONS_HELP,
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="keep only the first N selected videos"
+    )
+    parser.add_argument(
+        "--subset-size", type=int, default=None, help="seeded random subset (the paper: 3600)"
+    )
+    parser.add_argument("--curation", type=Path, default=None, help="CSV video_id,decision,reason")
+
+
+__all__ = [
+    "CurationDecision",
+    "Selection",
+    "add_selection_arguments",
+    "load_curation",
+    "select",
+    "select_annotations",
+    "subset_rank",
+]

@@ -21,20 +21,25 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
 - Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
   their columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
   with the shards.
+- Bytes: every Parquet page's CRC is verified (the writer stores them), and the sha256 of
+  the shards is recomputed and compared with the one the card recorded, so a flipped byte
+  anywhere in a shard fails validation (and ``publish``), even one inside a clip that
+  would still decode.
 
-Duration tolerance: a frame-exact cut keeps the source frames in [start, end), so the clip
-lasts n frame durations with n within one frame of (end - start) * rate. A clip may thus
-differ from its segment by at most ``tolerance_frames`` (default 1) frame durations, the
-frame duration taken from the clip's own average rate, plus 0.1 ms for the rounding of
-segment times and timestamps.
+Duration tolerance: the clips are checked by ``splice_build.clipcheck``, the rule the
+cutter's workers apply before committing a cut: a clip lasts its segment within
+``tolerance_frames`` (default 1) frame durations of its own rate, plus 0.1 ms for the
+rounding of times, except that a segment ending within the build's coverage tolerance
+(``splice_build.tolerance`` on the card) of the video's last end may lack that part: the
+source may end there, and the clip then ends with its last frame.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +52,14 @@ from datasets import Features
 from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.clipcheck import (
+    ROUNDING,
+    TOLERANCE_FRAMES,
+    ClipProbe,
+    clip_problems,
+    probe_clip,
+)
+from splice_build.probe import COVERAGE_TOLERANCE
 from splice_build.release_manifest import (
     MANIFEST,
     ORIGIN,
@@ -79,11 +92,6 @@ from splice_dataset import (
     features,
 )
 
-TOLERANCE_FRAMES = 1.0
-ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
-# mp4 metadata the muxer writes by itself; anything else could carry source information.
-CONTAINER_KEYS = frozenset({"major_brand", "minor_version", "compatible_brands", "encoder"})
-STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})
 # Below this probability of every video being in chronological order by chance, the build
 # is reported as unshuffled.
 UNSHUFFLED_P = 1e-6
@@ -127,63 +135,6 @@ class ValidationReport:
             f"OK: {self.videos} videos, {self.clips} clips in {self.clip_shards} clip shard(s) "
             f"and {self.text_shards} text shard(s); every clip decodes, answers are "
             "permutations, no order leak found, the card matches"
-        )
-
-
-@dataclass(frozen=True)
-class ClipProbe:
-    """What decoding one clip learned."""
-
-    duration: float  # last frame time - first frame time + one frame
-    first_time: float
-    frame_duration: float
-    frames: int
-    codec: str
-    pix_fmt: str
-    width: int
-    height: int
-    extra_metadata: dict[str, str]  # keys outside the muxer's own
-
-
-def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
-    """Decode a clip from its bytes (all frames if ``full``, else read its packets)."""
-    with av.open(io.BytesIO(data), format="mp4") as container:
-        if not container.streams.video:
-            raise ValueError("no video stream")
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
-        extra = {k: v for k, v in container.metadata.items() if k not in CONTAINER_KEYS}
-        for s in container.streams:
-            extra.update(
-                {f"stream{s.index}:{k}": v for k, v in s.metadata.items() if k not in STREAM_KEYS}
-            )
-        tb = stream.time_base
-        times: list[float] = []
-        if full:
-            for frame in container.decode(stream):
-                if frame.pts is not None:
-                    times.append(float(frame.pts * tb))
-        else:
-            for packet in container.demux(stream):
-                if packet.pts is not None:
-                    times.append(float(packet.pts * tb))
-        if not times:
-            raise ValueError("no frame decodes")
-        rate = stream.average_rate or stream.guessed_rate
-        if not rate:
-            raise ValueError("the video stream has no frame rate")
-        frame_duration = 1 / float(rate)
-        ctx = stream.codec_context
-        return ClipProbe(
-            duration=max(times) - min(times) + frame_duration,
-            first_time=min(times),
-            frame_duration=frame_duration,
-            frames=len(times),
-            codec=ctx.name,
-            pix_fmt=str(ctx.pix_fmt),
-            width=ctx.width,
-            height=ctx.height,
-            extra_metadata=extra,
         )
 
 
@@ -246,16 +197,29 @@ def _check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
 
 def _open(rel: str, path: Path, problems: list[Problem]) -> pq.ParquetFile | None:
     try:
-        return pq.ParquetFile(path)
+        return pq.ParquetFile(path, page_checksum_verification=True)
     except (pa.ArrowException, OSError) as exc:
         problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
         return None
 
 
-def _rows(pf: pq.ParquetFile) -> Iterator[dict[str, Any]]:
-    """Rows one row group at a time, so memory stays bounded by a row group."""
+def _rows(
+    rel: str, pf: pq.ParquetFile, problems: list[Problem]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row index, row), one row group at a time so memory stays bounded by a row group;
+    every page's CRC is verified on the way (a flipped byte anywhere is a problem)."""
+    first = 0
     for rg in range(pf.metadata.num_row_groups):
-        yield from pf.read_row_group(rg).to_pylist()
+        size = pf.metadata.row_group(rg).num_rows
+        try:
+            rows = pf.read_row_group(rg).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            problems.append(
+                Problem(rel, f"row group {rg} (rows {first}..{first + size - 1}): {exc}")
+            )
+            rows = []
+        yield from enumerate(rows, start=first)
+        first += size
 
 
 def _check_answer(row: dict[str, Any], n: int) -> list[tuple[str, str]]:
@@ -306,6 +270,7 @@ def _check_clips(
     row: dict[str, Any],
     tolerance_frames: float,
     full: bool,
+    tolerance: float,
     imported: tuple[ImportedClip, ...] | None = None,
 ) -> list[tuple[str, str]]:
     """Decode a row's clips; those of an imported build (``imported``: what the import
@@ -317,6 +282,8 @@ def _check_clips(
     vid = row[VIDEO_ID]
     segments = (row.get(ANSWER) or {}).get("segments") or []
     durations = row.get(CLIP_DURATIONS) or []
+    ends = [s["end"] for s in segments if s and s.get("end") is not None]
+    last_end = max(ends) if ends else 0.0
     for label, clip in enumerate(row.get(CLIPS) or [], start=1):
         col = f"{CLIPS}[{label - 1}]"
         if clip is None or not clip.get("bytes"):
@@ -331,39 +298,18 @@ def _check_clips(
         except (av.FFmpegError, ValueError, OSError) as exc:
             out.append((col, f"does not decode: {exc}"))
             continue
-        if probe.codec != "h264" or probe.pix_fmt != "yuv420p":
-            out.append((col, f"is {probe.codec}/{probe.pix_fmt}, not h264/yuv420p"))
-        if probe.width % 2 or probe.height % 2:
-            out.append((col, f"odd size {probe.width}x{probe.height}"))
-        if abs(probe.first_time) > ROUNDING:
-            out.append(
-                (col, f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
-            )
-        if probe.extra_metadata:
-            out.append((col, f"mp4 metadata beyond the muxer's: {probe.extra_metadata}"))
-        allowed = tolerance_frames * probe.frame_duration + ROUNDING
-        if imported is not None:
-            if label <= len(imported):
-                out += _check_imported(col, clip["bytes"], probe, imported[label - 1])
-        elif label <= len(segments) and segments[label - 1]:
-            seg = segments[label - 1]
-            length = seg["end"] - seg["start"]
-            if abs(probe.duration - length) > allowed:
-                out.append(
-                    (
-                        col,
-                        f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
-                        f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s)",
-                    )
-                )
-        if label <= len(durations) and abs(probe.duration - durations[label - 1]) > allowed:
-            out.append(
-                (
-                    col,
-                    f"lasts {probe.duration:.3f} s but clip_durations says "
-                    f"{durations[label - 1]:.3f} s",
-                )
-            )
+        seg = segments[label - 1] if label <= len(segments) and imported is None else None
+        what = clip_problems(
+            probe,
+            segment=(seg["start"], seg["end"]) if seg else None,
+            last_end=last_end,
+            recorded=durations[label - 1] if label <= len(durations) else None,
+            tolerance=tolerance,
+            tolerance_frames=tolerance_frames,
+        )
+        out += [(col, w) for w in what]
+        if imported is not None and label <= len(imported):
+            out += _check_imported(col, clip["bytes"], probe, imported[label - 1])
     return out
 
 
@@ -397,6 +343,16 @@ def _check_origin(root: Path, splice_build: Any) -> list[Problem]:
     if sha256_text(path.read_text("utf-8")) != want:
         return [Problem(MANIFEST, f"sha256 differs from the card's manifest_sha256 {want}")]
     return []
+
+
+def _recorded_tolerance(root: Path) -> float:
+    """The coverage tolerance the build probed its sources with, from its card (the
+    default for a card that does not say)."""
+    try:
+        recorded = DatasetCard.load(root / "README.md").data.to_dict()["splice_build"]
+        return float(recorded["tolerance"])
+    except Exception:  # no card, no block, no value: the card checks report what is wrong
+        return COVERAGE_TOLERANCE
 
 
 def _parse_table(text: str, header: tuple[str, ...]) -> list[tuple[str, ...]] | None:
@@ -443,6 +399,7 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
             )
         if bool(entry.get("default")) != (config == DEFAULT_CONFIG):
             problems.append(Problem("README.md", f"config {config}: wrong default flag"))
+    problems += _check_fingerprint(data, shards)
     infos = data.get("dataset_info") or []
     infos = {i.get("config_name"): i for i in (infos if isinstance(infos, list) else [infos])}
     for config in CONFIGS:
@@ -488,6 +445,39 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
     return problems
 
 
+def _check_fingerprint(data: dict[str, Any], shards: WriteResult) -> list[Problem]:
+    """The shards' sha256, recomputed, against the one the card recorded when it was
+    built (in full under ``splice_build``, its first 16 digits in each description)."""
+    actual = shards.fingerprint()
+    problems = []
+    recorded = (data.get("splice_build") or {}).get("shards_sha256")
+    if recorded is not None and recorded != actual:
+        problems.append(
+            Problem(
+                "README.md",
+                f"splice_build.shards_sha256 {str(recorded)[:16]}... but the shards' is "
+                f"{actual[:16]}...: a shard changed after the build",
+            )
+        )
+    described = 0
+    for config in data.get("configs") or []:
+        found = re.search(r"shards sha256 ([0-9a-f]+)", str(config.get("description") or ""))
+        if found is None:
+            continue
+        described += 1
+        if found[1] != actual[: len(found[1])] or len(found[1]) < 16:
+            problems.append(
+                Problem(
+                    "README.md",
+                    f"config {config.get('config_name')}: description says shards sha256 "
+                    f"{found[1]} but the shards' is {actual[:16]}...",
+                )
+            )
+    if recorded is None and not described:
+        problems.append(Problem("README.md", "records no sha256 of the shards to check"))
+    return problems
+
+
 def validate_report(
     out_dir: Path,
     *,
@@ -505,6 +495,7 @@ def validate_report(
     problems += found
     report.clip_shards, report.text_shards = len(clip_paths), len(text_paths)
 
+    tolerance = _recorded_tolerance(root)
     manifest: ReleaseManifest | None = None
     try:
         manifest = read_manifest(root)
@@ -525,7 +516,7 @@ def validate_report(
             continue
         problems += _check_schema(rel, pf, "video_text")
         clip_infos.append(shard_info(path))
-        for i, row in enumerate(_rows(pf)):
+        for i, row in _rows(rel, pf, problems):
             vid = row.get(VIDEO_ID)
             if not vid or not isinstance(vid, str):
                 problems.append(Problem(rel, "no video_id", row=i, column=VIDEO_ID))
@@ -538,7 +529,7 @@ def validate_report(
                 imported = manifest.clips.get(vid, ())
                 if vid not in manifest.clips:
                     row_problems.append((VIDEO_ID, f"not in {MANIFEST}"))
-            row_problems += _check_clips(row, tolerance_frames, not quick, imported)
+            row_problems += _check_clips(row, tolerance_frames, not quick, tolerance, imported)
             problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
             seen[vid] = tuple(row.get(c) for c in text_cols)
             n = row.get(NUM_CLIPS) or 0
@@ -568,7 +559,7 @@ def validate_report(
             continue
         problems += _check_schema(rel, pf, "text")
         text_infos.append(shard_info(path))
-        for i, row in enumerate(_rows(pf)):
+        for i, row in _rows(rel, pf, problems):
             vid = row.get(VIDEO_ID)
             if vid in in_text:
                 problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))

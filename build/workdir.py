@@ -1,9 +1,18 @@
 """The resumable work folder: one finished folder per cut video, committed atomically.
 
 A video's clips are cut into a private temporary folder and renamed into place only once
-complete, with a ``cut.json`` naming the key of what was cut. After an interruption (even
-SIGKILL) a rerun finds either a complete folder whose key matches, which it reuses, or
-nothing usable, which it redoes; a half-written temporary folder is never read.
+complete, with a ``cut.json`` naming the key of what was cut and the size and sha256 of
+every clip. After an interruption (even SIGKILL) a rerun finds either a complete folder
+whose key matches and whose files are what the record says, which it reuses, or
+something else, which it redoes; a half-written temporary folder is never read.
+
+The key covers everything the clips depend on: the annotation entry, the cut settings,
+the coverage tolerance (it decides whether the video is cut at all), the cutter version
+and the source file, as its size and modification time. Not a hash of its content: on
+11,000 sources of tens of MB a hash means reading the whole collection on every run,
+resumes included (hundreds of GB), where a stat costs nothing; a replaced or
+re-downloaded file, or another ``--videos`` folder, changes size or mtime (``bench/cut.py``
+prints both costs). The clips, small and read anyway, are the ones hashed.
 """
 
 from __future__ import annotations
@@ -13,23 +22,74 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .records import CutSettings, CutVideo, VideoEntry, cut_video_from_json, to_jsonable
+from .records import (
+    CutSettings,
+    CutVideo,
+    SourceCandidates,
+    VideoEntry,
+    cut_video_from_json,
+    to_jsonable,
+)
 
 CUT_RECORD = "cut.json"
 # Bump when the cutter's output for the same inputs changes, so old work is redone.
-CUTTER_VERSION = 2  # 2: single-threaded x264 in lanes (was 3 frame threads)
+# 2: single-threaded x264 in lanes (was 3 frame threads); 3: the display matrix applied,
+# a frame gap at a step's start filled with its first frame, clip checksums recorded.
+CUTTER_VERSION = 3
 
 
-def work_key(entry: VideoEntry, settings: CutSettings) -> str:
-    """What a cut depends on: the annotation entry, the settings and the cutter version."""
+def source_stamp(path: Path) -> dict[str, int]:
+    """What the work key knows of a source file (see the module docstring for why)."""
+    stat = Path(path).stat()
+    return {"bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def candidates_stamp(videos_dir: Path, candidates: SourceCandidates) -> list[dict]:
+    """The stamps of every candidate file of a video, in the order the probe tries them:
+    which one is cut depends on all of them (a broken first one hands over to the next), so
+    replacing, adding or removing any of them must change the key."""
+    return [{"path": rel, **source_stamp(Path(videos_dir) / rel)} for rel in candidates.paths]
+
+
+def work_key(
+    entry: VideoEntry, settings: CutSettings, source: dict | list[dict], tolerance: float
+) -> str:
+    """What a cut depends on (see the module docstring)."""
     payload = json.dumps(
-        {"entry": to_jsonable(entry), "settings": asdict(settings), "cutter": CUTTER_VERSION},
+        {
+            "entry": to_jsonable(entry),
+            "settings": asdict(settings),
+            "tolerance": tolerance,
+            "source": source,
+            "cutter": CUTTER_VERSION,
+        },
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def file_digest(path: Path) -> dict[str, object]:
+    """Size and sha256 of one file, as a work record keeps them."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return {"bytes": size, "sha256": digest.hexdigest()}
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A committed cut ready for reuse, or None with why it cannot be reused: ``damage``
+    is empty when nothing was committed for this key (absent, or made by other inputs),
+    and names what is wrong when an entry of this key is not what its record says."""
+
+    video: CutVideo | None
+    damage: str = ""
 
 
 class WorkDir:
@@ -48,11 +108,16 @@ class WorkDir:
         return tmp
 
     def commit(self, tmp: Path, video: CutVideo, key: str) -> CutVideo:
-        """Record the cut with clip paths relative to its folder, then rename into place."""
+        """Record the cut (clip paths relative to its folder, with their sizes and
+        sha256), then rename into place."""
         data = to_jsonable(video)
+        files = {}
         for clip in data["clips"]:
-            clip["path"] = Path(clip["path"]).relative_to(tmp).as_posix()
+            name = Path(clip["path"]).relative_to(tmp).as_posix()
+            clip["path"] = name
+            files[name] = file_digest(tmp / name)
         data["key"] = key
+        data["files"] = files
         record = tmp / CUT_RECORD
         record.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         _fsync_dir(tmp)
@@ -60,31 +125,65 @@ class WorkDir:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        return self.load(video.entry.video_id)
+        video = self.load(video.entry.video_id, key, verify=False)
+        if video is None:
+            raise RuntimeError(f"work folder lost the cut of video {data['entry']['video_id']}")
+        return video
 
-    def load(self, video_id: str, key: str | None = None) -> CutVideo | None:
-        """The committed cut of a video, or None if absent, unreadable or of another key."""
+    def load(
+        self, video_id: str, key: str | None = None, *, verify: bool = True
+    ) -> CutVideo | None:
+        """The committed cut of a video, or None if absent, unusable or of another key."""
+        return self.lookup(video_id, key, verify=verify).video
+
+    def lookup(self, video_id: str, key: str | None = None, *, verify: bool = True) -> Lookup:
+        """The committed cut of a video if its record is whole and of this key and every
+        clip has its recorded size (and, with ``verify``, its recorded sha256)."""
         folder = self.video_dir(video_id)
+        if not folder.is_dir():
+            return Lookup(None)
         try:
             data = json.loads((folder / CUT_RECORD).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or (key is not None and data.get("key") != key):
-            return None
+        except (OSError, ValueError) as exc:
+            what = "missing" if isinstance(exc, FileNotFoundError) else "unreadable"
+            return Lookup(None, f"{CUT_RECORD} {what}")
+        if not isinstance(data, dict):
+            return Lookup(None, f"{CUT_RECORD} is not a record")
+        if key is not None and data.get("key") != key:
+            return Lookup(None)  # cut from other inputs: redone, nothing is damaged
         try:  # a record of another shape (hand-edited, older layout) is redone, not trusted
+            files = data["files"]
             for clip in data["clips"]:
-                clip["path"] = str(folder / clip["path"])
+                name = clip["path"]
+                damage = _check_file(folder, name, files[name], verify)
+                if damage:
+                    return Lookup(None, damage)
+                clip["path"] = str(folder / name)
             video = cut_video_from_json(data)
-        except (KeyError, TypeError):
-            return None
-        if not all(c.path.is_file() for c in video.clips):
-            return None
-        return video
+        except (KeyError, TypeError, ValueError):
+            return Lookup(None, f"{CUT_RECORD} is not a cut record")
+        return Lookup(video)
 
     def clean_temp(self) -> None:
         """Remove temporary folders left by interrupted workers."""
         for tmp in self.videos.glob(".tmp-*"):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_file(folder: Path, name: str, recorded: dict, verify: bool) -> str:
+    """What is wrong with one recorded clip ('' if nothing); names are relative."""
+    if not isinstance(name, str) or "/" in name or name.startswith("."):
+        raise ValueError(f"clip path {name!r}")
+    path = folder / name
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return f"clip {name} is missing"
+    if size != recorded["bytes"]:
+        return f"clip {name} is {size} bytes, its record says {recorded['bytes']}"
+    if verify and file_digest(path)["sha256"] != recorded["sha256"]:
+        return f"clip {name} does not match its recorded sha256"
+    return ""
 
 
 def _fsync_dir(folder: Path) -> None:

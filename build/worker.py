@@ -13,9 +13,12 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cut, probe
-from .records import CutSettings, CutVideo, SkipVideo, VideoEntry
-from .workdir import WorkDir, work_key
+import av
+
+from . import clipcheck, cut, probe
+from .records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
+from .sources import index_sources
+from .workdir import WorkDir, candidates_stamp, work_key
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class VideoTask:
     work_root: Path
     settings: CutSettings
     tolerance: float = probe.COVERAGE_TOLERANCE
+    sources: SourceCandidates | None = None  # from the driver's one index of videos_dir
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class Outcome:
     seconds: float = 0.0  # seconds of clips produced, for progress rates
     stage: str = ""
     reason: str = ""
+    key: str = ""  # the work key it was committed under (the writer loads it by this key)
+    note: str = ""  # something the report should say although the video made it
 
 
 def process_video(task: VideoTask, threads: int = 1) -> Outcome:
@@ -45,18 +51,25 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     """
     entry = task.entry
     work = WorkDir(task.work_root)
-    key = work_key(entry, task.settings)
-    done = work.load(entry.video_id, key)
-    if done is not None:
-        return _ok(done)
     tmp = None
     try:
-        probed = probe.probe(entry, task.videos_dir, tolerance=task.tolerance)
+        note = ""
+        candidates = task.sources or index_sources(task.videos_dir).lookup(entry.video_id)
+        stamp = candidates_stamp(task.videos_dir, candidates)
+        key = work_key(entry, task.settings, stamp, task.tolerance)
+        if candidates.paths:
+            found = work.lookup(entry.video_id, key)
+            if found.video is not None:
+                return _ok(found.video, key)
+            if found.damage:
+                note = f"video {entry.video_id}: work entry damaged ({found.damage}): cut again"
+        probed = probe.probe(entry, task.videos_dir, task.tolerance, candidates)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
+        check_clips(video, task.tolerance)
         committed = work.commit(tmp, video, key)
         tmp = None
-        return _ok(committed)
+        return _ok(committed, key, note)
     except SkipVideo as exc:
         return Outcome(entry.video_id, False, stage=exc.stage, reason=_portable(exc.reason, task))
     except Exception as exc:  # one broken video must never stop the build
@@ -67,6 +80,31 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_clips(video: CutVideo, tolerance: float) -> None:
+    """Hold every clip to the rule ``splice validate`` applies (``clipcheck``), from its
+    packets (cheap: no decoding), so that a clip the validator would reject never enters
+    the work folder; raises ``SkipVideo("validate", ...)`` naming the step."""
+    steps = video.entry.steps
+    last_end = max(s.end for s in steps)
+    for clip in video.clips:
+        step = steps[clip.step_index]
+        span = f"{step.start:g}-{step.end:g} s"
+        where = f"clip of step {clip.step_index + 1} ({step.label!r}, {span})"
+        try:
+            probed = clipcheck.probe_clip(clip.path.read_bytes(), full=False)
+        except (av.FFmpegError, ValueError, OSError) as exc:
+            raise SkipVideo("validate", f"{where} does not read back: {exc}") from None
+        problems = clipcheck.clip_problems(
+            probed,
+            segment=(step.start, step.end),
+            last_end=last_end,
+            recorded=clip.duration,
+            tolerance=tolerance,
+        )
+        if problems:
+            raise SkipVideo("validate", f"{where} {'; '.join(problems)}")
 
 
 def thread_budget(workers: int, cores: int | None = None) -> int:
@@ -86,10 +124,12 @@ def _portable(reason: str, task: VideoTask) -> str:
     return reason
 
 
-def _ok(video: CutVideo) -> Outcome:
+def _ok(video: CutVideo, key: str, note: str = "") -> Outcome:
     return Outcome(
         video.entry.video_id,
         True,
         num_clips=len(video.clips),
         seconds=sum(c.duration for c in video.clips),
+        key=key,
+        note=note,
     )

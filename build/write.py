@@ -274,6 +274,7 @@ class _ShardSeries:
             path,
             self.schema,
             write_page_index=True,
+            write_page_checksum=True,  # `splice validate` verifies every page's CRC
             use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
             **self.options,
         )

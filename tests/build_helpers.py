@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import subprocess
@@ -54,3 +55,33 @@ def wait_for_first_commit(proc: subprocess.Popen, work: Path, timeout: float = 3
             break
         time.sleep(0.05)
     assert proc.poll() is None, "the build finished before it could be killed"
+
+
+def ids_with_steps(count: int, steps: int) -> list[str]:
+    """The first ``count`` demo video ids (sorted) with at least ``steps`` annotated steps."""
+    full = demo_database()
+    return [v for v in sorted(full) if len(full[v]["annotation"]) >= steps][:count]
+
+
+def retimed_annotations(
+    tmp: Path,
+    segments: dict[str, list[tuple[float, float]]],
+    duration: float,
+    name: str = "coin.json",
+) -> Path:
+    """Demo entries (real COIN tasks, step ids and labels) given new segments and duration,
+    for builds from short sources that a test makes itself."""
+    full = demo_database()
+    database = {}
+    for vid, segs in segments.items():
+        raw = copy.deepcopy(full[vid])
+        raw["annotation"] = [
+            {**step, "segment": [s, e]}
+            for step, (s, e) in zip(raw["annotation"][: len(segs)], segs, strict=True)
+        ]
+        raw["duration"] = duration
+        raw["start"], raw["end"] = segs[0][0], segs[-1][1]
+        database[vid] = raw
+    path = tmp / name
+    path.write_text(json.dumps({"database": database}), "utf-8")
+    return path

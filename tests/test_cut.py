@@ -24,8 +24,10 @@ from tests.videos import (
     entry,
     mp4_top_level_boxes,
     read_index,
+    set_display_rotation,
     source_frames,
     truncate,
+    write_corner_video,
     write_video,
 )
 
@@ -348,3 +350,85 @@ def test_cutting_twice_gives_identical_bytes(bikes_mp4, tmp_path):
     _, second = _cut(bikes_mp4, tmp_path / "b", [(0.5, 3.0), (5.0, 8.0)])
     for a, b in zip(first.clips, second.clips, strict=True):
         assert a.path.read_bytes() == b.path.read_bytes()
+
+
+def _gapped_times(starts: list[float], end_ms: int = 9000) -> list[int]:
+    """10 fps in milliseconds, with no frame from 350 ms before to 250 ms after each start
+    (a variable frame rate source that pauses over its step boundaries)."""
+    return [t for t in range(0, end_ms, 100) if not any(-350 < t - s * 1000 < 250 for s in starts)]
+
+
+def test_frame_gap_at_a_step_start_keeps_the_source_timing(tmp_path):
+    """A clip shows its segment's content at the source's timing: slot k shows what is on
+    screen at start + k / rate (within a slot), the step's first frame standing in for
+    the frame before the start, which is not the step's."""
+    segments = [(1.0, 3.0), (4.0, 6.0), (7.0, 8.5)]
+    times = _gapped_times([s for s, _ in segments])
+    src = write_video(
+        tmp_path / "gaps.mp4", n_frames=len(times), fps=10, time_base=Fraction(1, 1000), pts=times
+    )
+    frames = source_frames(src)
+    _, cut = _cut(src, tmp_path, segments)
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        with av.open(str(clip.path)) as container:
+            slot = 1 / Fraction(container.streams.video[0].average_rate)
+
+        def on_screen(t: Fraction, want: list[int] = want) -> int:
+            shown = [i for i in want if frames[i][0] <= t]
+            return shown[-1] if shown else want[0]
+
+        assert got[0] == want[0] and got[-1] == want[-1]
+        assert abs(len(got) * slot - Fraction(repr(stop - start))) <= slot
+        assert clip.duration == pytest.approx(float(len(got) * slot))
+        for k, index in enumerate(got):
+            t = Fraction(repr(start)) + k * slot
+            assert on_screen(t - slot) <= index <= on_screen(t + slot), (start, k)
+
+
+def test_constant_rate_sources_are_cut_one_to_one(tmp_path):
+    """The grid extended back over a start gap never moves for a constant rate source."""
+    src = write_video(tmp_path / "cfr.mp4", n_frames=90, fps=10)
+    frames = source_frames(src)
+    segments = [(0.95, 2.0), (3.01, 4.5), (6.0, 8.99)]
+    _, cut = _cut(src, tmp_path, segments)
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        assert [read_index(f) for f in clip_frames(clip.path)] == _expected(frames, start, stop)
+
+
+# Where the stored picture's top-left corner is seen once the display matrix is applied
+# (a player turns it counterclockwise by the rotation FFmpeg reports).
+SEEN_CORNER = {-90: "top-right", 90: "bottom-left", 180: "bottom-right"}
+
+
+def _red_corner(frame: av.VideoFrame) -> str:
+    rgb = frame.to_ndarray(format="rgb24").astype(float)
+    h, w = rgb.shape[:2]
+    corners = {
+        "top-left": rgb[: h // 8, : w // 8],
+        "top-right": rgb[: h // 8, -w // 8 :],
+        "bottom-left": rgb[-h // 8 :, : w // 8],
+        "bottom-right": rgb[-h // 8 :, -w // 8 :],
+    }
+    red = {k: v[..., 0].mean() - v[..., 1].mean() for k, v in corners.items()}
+    best = max(red, key=red.get)
+    assert red[best] > 100 and sorted(red.values())[-2] < 30, red
+    return best
+
+
+@pytest.mark.parametrize("rotation", sorted(SEEN_CORNER))
+def test_rotated_source_is_cut_as_it_is_displayed(tmp_path, rotation):
+    """A phone video stores a landscape picture and a display matrix; the clips show it
+    the way players do: turned, with the displayed width and height."""
+    src = set_display_rotation(write_corner_video(tmp_path / "phone.mp4"), rotation)
+    with av.open(str(src)) as container:  # the file really carries the matrix
+        assert next(container.decode(video=0)).rotation % 360 == rotation % 360
+    _, cut = _cut(src, tmp_path, [(0.5, 1.5), (2.0, 2.9)])
+    size = (64, 96) if rotation % 180 else (96, 64)
+    for clip in cut.clips:
+        assert (clip.width, clip.height) == size
+        frames = clip_frames(clip.path)
+        assert (frames[0].width, frames[0].height) == size
+        assert all(f.rotation == 0 for f in frames)  # turned pixels, no matrix left
+        assert {_red_corner(f) for f in frames} == {SEEN_CORNER[rotation]}

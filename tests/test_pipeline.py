@@ -3,13 +3,16 @@ resumable after SIGKILL, and skipping broken videos with their reason."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
+import av
 import datasets
 import pyarrow.parquet as pq
 import pytest
@@ -22,10 +25,13 @@ from tests.build_helpers import (
     committed,
     config,
     demo_database,
+    ids_with_steps,
+    retimed_annotations,
     subset_annotations,
     tree_digest,
     wait_for_first_commit,
 )
+from tests.videos import set_display_rotation, write_corner_video, write_video
 
 
 def test_demo_build_has_every_entry_in_report(demo_build: Path) -> None:
@@ -162,3 +168,173 @@ def test_unusable_work_records_are_redone_not_trusted(tmp_path: Path) -> None:
     for text in ("{not json", "[1, 2]", '{"key": "k"}', '{"key": "k", "clips": [{"path": 3}]}'):
         (folder / CUT_RECORD).write_text(text, "utf-8")
         assert work.load("abc") is None, text
+
+
+# --- the work folder: keyed by the sources, verified before reuse -------------------------
+
+SEGMENTS = [(0.5, 2.0), (3.0, 5.0), (6.0, 8.0)]
+
+
+def _tiny_sources(folder: Path, ids: list[str], **kw) -> Path:
+    """10 s index-bar sources (tests/videos.py) for the retimed entries of ``ids``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for vid in ids:
+        write_video(folder / f"{vid}.mp4", n_frames=100, fps=10, **kw)
+    return folder
+
+
+def _without_report(folder: Path) -> dict[str, str]:
+    return {k: v for k, v in tree_digest(folder).items() if not k.startswith("build_report")}
+
+
+def test_replaced_source_or_other_video_folder_is_cut_again(tmp_path: Path) -> None:
+    ids = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
+    first = _tiny_sources(tmp_path / "first", ids)
+    # Another download of the same videos: another resolution.
+    other = _tiny_sources(tmp_path / "other", ids, size=(96, 64))
+    fresh = run_build(config(annotations, other, tmp_path / "fresh" / "splice")).out
+
+    work = tmp_path / "work"
+    old = run_build(config(annotations, first, tmp_path / "splice", work=work)).out
+    old_digest = _without_report(old)
+    assert old_digest != _without_report(fresh)
+    # Another --videos folder with the same ids, same work folder.
+    result = run_build(config(annotations, other, tmp_path / "splice", work=work))
+    assert result.problems == []
+    assert tree_digest(result.out) == tree_digest(fresh)
+    # A source replaced in place (a re-download into the first folder).
+    for vid in ids:
+        shutil.copy(other / f"{vid}.mp4", first / f"{vid}.mp4")
+    result = run_build(config(annotations, first, tmp_path / "splice", work=work))
+    assert tree_digest(result.out) == tree_digest(fresh)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete", "record"])
+def test_damaged_work_entry_is_cut_again_with_a_note(tmp_path: Path, damage: str) -> None:
+    ids = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
+    sources = _tiny_sources(tmp_path / "videos", ids)
+    out, work = tmp_path / "splice", tmp_path / "splice-work"
+    straight = _without_report(run_build(config(annotations, sources, out)).out)
+    folder = work / "videos" / ids[1]
+    clip = folder / "step01.mp4"
+    data = clip.read_bytes()
+    if damage == "truncate":
+        clip.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        middle = len(data) // 2
+        clip.write_bytes(data[:middle] + bytes([data[middle] ^ 0x10]) + data[middle + 1 :])
+    elif damage == "delete":
+        clip.unlink()
+    else:
+        (folder / CUT_RECORD).write_text("{half a record", "utf-8")
+    result = run_build(config(annotations, sources, out))
+    assert result.problems == []
+    assert _without_report(result.out) == straight
+    notes = load_report(result.out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith(f"video {ids[1]}: work entry damaged")
+    if damage != "record":
+        assert "step01.mp4" in notes[0]
+    assert str(tmp_path) not in notes[0]
+    assert notes[0] in (result.out / REPORT_TXT).read_text("utf-8")
+    # Redone once: the next rerun reuses it silently.
+    again = run_build(config(annotations, sources, out))
+    assert load_report(again.out)["notes"] == []
+
+
+# --- the cutter and the validator agree --------------------------------------------------
+
+
+def test_short_variable_rate_and_rotated_sources_build_and_validate(tmp_path: Path) -> None:
+    """A source 0.4 s shorter than its last step (inside the 1 s tolerance), one that
+    pauses over every step start and a phone video with a display matrix: all are cut
+    and the build validates."""
+    short, gapped, phone = ids_with_steps(3, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (short, gapped, phone)}, 10.0)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    last_end = SEGMENTS[-1][1]
+    write_video(videos / f"{short}.mp4", n_frames=round((last_end - 0.4) * 10), fps=10)
+    times = [
+        t for t in range(0, 9000, 100) if not any(-350 < t - s * 1000 < 250 for s, _ in SEGMENTS)
+    ]
+    write_video(
+        videos / f"{gapped}.mp4",
+        n_frames=len(times),
+        fps=10,
+        time_base=Fraction(1, 1000),
+        pts=times,
+    )
+    set_display_rotation(write_corner_video(videos / f"{phone}.mp4", n_frames=100), -90)
+    result = run_build(config(annotations, videos, tmp_path / "splice"))
+    assert sorted(v.video_id for v in result.report.included) == sorted([short, gapped, phone])
+    assert result.problems == []
+    rows = {
+        r[schema.VIDEO_ID]: r for r in pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
+    }
+    # The short source's last clip goes up to its last frame and says so.
+    row = rows[short]
+    last = max(range(row[schema.NUM_CLIPS]), key=lambda k: row[schema.ANSWER]["segments"][k]["end"])
+    assert row[schema.CLIP_DURATIONS][last] == pytest.approx(last_end - 0.4 - SEGMENTS[-1][0])
+    # The phone video's clips are portrait, as players show it.
+    table = pq.read_table(result.out / schema.CLIP_DATA_DIR).to_pylist()
+    clips = next(r for r in table if r[schema.VIDEO_ID] == phone)[schema.CLIPS]
+    for clip in clips:
+        with av.open(io.BytesIO(clip["bytes"])) as container:
+            stream = container.streams.video[0]
+            assert (stream.width, stream.height) == (64, 96)
+
+
+def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    """A cutter bug, for one video: every clip of ``bad`` loses its last five frames (the
+    clips are real, they just break the rule the validator checks)."""
+    from splice_build import cut
+
+    real_cut, real_slots = cut.cut_video, cut._slots
+    current: dict[str, str] = {}
+
+    def cut_video(probed, *args, **kwargs):
+        current["id"] = probed.entry.video_id
+        return real_cut(probed, *args, **kwargs)
+
+    def slots(*args):
+        items = list(real_slots(*args))
+        return iter(items[:-5] if current["id"] == bad else items)
+
+    monkeypatch.setattr(cut, "cut_video", cut_video)
+    monkeypatch.setattr(cut, "_slots", slots)
+
+
+@pytest.mark.parametrize("caught_by", ["worker", "final validation"])
+def test_video_whose_clips_fail_validation_is_dropped_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, caught_by: str
+) -> None:
+    from splice_build import worker
+    from splice_build.cli import main
+
+    good, bad = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (good, bad)}, 10.0)
+    videos = _tiny_sources(tmp_path / "videos", [good, bad])
+    _short_clips_for(monkeypatch, bad)
+    if caught_by == "final validation":  # as if the worker's own check had missed it
+        monkeypatch.setattr(worker, "check_clips", lambda video, tolerance: None)
+    out = tmp_path / "splice"
+    code = main(
+        ["build", "--annotations", str(annotations), "--videos", str(videos), "--out", str(out),
+         "--workers", "1", "--no-progress"]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert f"validate: video {bad} dropped: " in printed
+    status = {v["video_id"]: v for v in load_report(out)["videos"]}
+    assert status[good]["status"] == "included"
+    assert status[bad]["status"] == "skipped" and status[bad]["stage"] == "validate"
+    assert "lasts" in status[bad]["reason"] and "segment lasts" in status[bad]["reason"]
+    assert "validate" in (out / REPORT_TXT).read_text("utf-8")
+    # What was written is a valid build of the good video alone.
+    from splice_build.validate import validate
+
+    assert validate(out) == []
+    rows = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+    assert [r[schema.VIDEO_ID] for r in rows] == [good]

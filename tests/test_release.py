@@ -178,9 +178,11 @@ def make_release(root: Path) -> Path:
 
 def expected_frames(video_id: str, part: int) -> int:
     """What a clip of the release should hold: all its frames, but for the part that
-    starts off a keyframe, whose first decodable frame is the next keyframe."""
+    starts off a keyframe, re-encoded by the cutter from its first decodable frame (the
+    next keyframe), which also fills the time of the two undecodable frames before it
+    (source timing kept): the two dropped packets are the only frames it lacks."""
     if (video_id, part) == (NOT_ON_KEY, 1):
-        return frames_of(part) - KEYINT
+        return frames_of(part) - 2
     return frames_of(part)
 
 

@@ -196,9 +196,9 @@ def test_unshuffled_build(build):
     _rewrite(_shard(build, TEXT_DATA_DIR), unshuffle)
     problems = validate(build)
     _assert_reported(problems, "chronological order .* give the order away")
-    # nothing else is wrong but the byte sizes of the rewritten shards
+    # nothing else is wrong but the byte sizes and the sha256 of the rewritten shards
     others = [p for p in problems if "give the order away" not in p.what]
-    assert others and all("num_bytes" in p.what for p in others)
+    assert others and all("num_bytes" in p.what or "sha256" in p.what for p in others)
 
 
 # --- shards ---------------------------------------------------------------------------------
@@ -275,3 +275,69 @@ def test_card_without_columns_or_table(build):
 def test_card_that_does_not_parse(build):
     (build / "README.md").write_text("---\nlicense: [unclosed\n---\n# x\n")
     _assert_reported(validate(build), "does not parse", file="README.md")
+
+
+# --- byte-level integrity: page checksums and the card's fingerprint ------------------------
+
+
+def _flip_inside_clip(build: Path, video_id: str, index: int) -> None:
+    """Flip one bit in the middle of a clip's bytes inside the shard file itself."""
+    path = _shard(build)
+    clip = _row(pq.read_table(path).to_pylist(), video_id)["clips"][index]["bytes"]
+    data = bytearray(path.read_bytes())
+    at = data.find(clip)
+    assert at > 0
+    data[at + len(clip) // 2] ^= 0x04
+    path.write_bytes(bytes(data))
+
+
+def test_flipped_byte_inside_a_clip_fails_validate_and_publish(build, capsys):
+    from splice_build.publish import publish_dataset
+
+    _flip_inside_clip(build, "d3vid", 2)
+    problems = validate(build)
+    _assert_reported(problems, "checksum", file=f"{CLIP_DATA_DIR}/{_shard(build).name}")
+    _assert_reported(problems, "sha256 .* but the shards' is", file="README.md")
+    assert validate(build, quick=True) != []
+    assert publish_dataset(build, "org/splice", dry_run=True) == 1
+    assert "fails splice validate" in capsys.readouterr().err
+
+
+def test_card_fingerprint_that_disagrees_with_the_shards(build):
+    readme = build / "README.md"
+    text = readme.read_text()
+    recorded = re.search(r"shards_sha256: ([0-9a-f]{64})", text)[1]
+    wrong = recorded[:-1] + ("0" if recorded[-1] != "0" else "1")
+    readme.write_text(text.replace(recorded, wrong))
+    problems = validate(build)
+    _assert_reported(problems, f"shards_sha256 {wrong[:16]}.* but the shards' is", file="README.md")
+    assert all(p.file == "README.md" for p in problems)
+
+
+def test_clip_duration_recorded_other_than_as_cut(build):
+    """The cutter records a clip's duration as cut; half a frame off is a problem."""
+
+    def shift(rows):
+        row = _row(rows, "b1vid")
+        row["clip_durations"][0] += 0.05
+        row["duration"] += 0.05
+
+    _rewrite(_shard(build), shift)
+    problems = validate(build)
+    _assert_reported(problems, "but clip_durations says", video_id="b1vid", column="clips[0]")
+
+
+def test_clip_with_a_display_matrix(build, tmp_path):
+    """Clips are turned in their pixels; a display matrix would make players turn them
+    again (and models would see what players do not)."""
+    from tests.videos import set_display_rotation
+
+    def rotate(rows):
+        clip = _row(rows, "c2vid")["clips"][0]
+        path = tmp_path / "clip.mp4"
+        path.write_bytes(clip["bytes"])
+        clip["bytes"] = set_display_rotation(path, -90).read_bytes()
+
+    _rewrite(_shard(build), rotate)
+    problems = validate(build)
+    _assert_reported(problems, r"display matrix \(rotation -90\)", video_id="c2vid")

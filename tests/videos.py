@@ -176,3 +176,48 @@ def entry(
         video_url=f"https://www.youtube.com/embed/{video_id}",
         steps=steps,
     )
+
+
+CORNER = (220, 30, 30)  # the marked corner's colour (red), on grey
+
+
+def write_corner_video(
+    path: Path, *, n_frames: int = 30, fps: int = 10, size: tuple[int, int] = (96, 64)
+) -> Path:
+    """Grey frames with a red block in the top-left corner of the stored picture, so a
+    test can tell which way a clip is turned."""
+    width, height = size
+    image = np.full((height, width, 3), 128, np.uint8)
+    image[: height // 4, : width // 4] = CORNER
+    with av.open(str(path), mode="w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for i in range(n_frames):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            for packet in stream.encode(frame.reformat(format="yuv420p")):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+def set_display_rotation(path: Path, degrees: int) -> Path:
+    """Give an mp4's video track a display matrix, as phones write for portrait video.
+
+    ``degrees`` is what FFmpeg reports as the rotation (``frame.rotation``): the angle a
+    player turns the stored picture counterclockwise; a phone held upright records -90
+    (turn clockwise). The matrix is the track header's (``tkhd``), written in place.
+    """
+    one = 1 << 16
+    cos, sin = {0: (1, 0), 90: (0, 1), 180: (-1, 0), -90: (0, -1), 270: (0, -1)}[degrees]
+    # ISO 14496-12 matrix {a, b, u, c, d, v, x, y, w}: FFmpeg reads a=cos, b=-sin, c=sin.
+    matrix = [cos * one, -sin * one, 0, sin * one, cos * one, 0, 0, 0, 1 << 30]
+    data = bytearray(path.read_bytes())
+    at = data.find(b"tkhd")
+    if at < 0 or data[at + 4] != 0:
+        raise ValueError(f"{path}: no version-0 tkhd box")
+    start = at + 4 + 4 + 20 + 8 + 8  # version/flags, times/id/duration, reserved, layer..
+    data[start : start + 36] = struct.pack(">9i", *matrix)
+    path.write_bytes(bytes(data))
+    return path

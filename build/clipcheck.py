@@ -1,0 +1,129 @@
+"""What a cut clip must be: the one rule the cutter's worker (before it commits a cut) and
+``splice validate`` (on a built folder) both apply, so whatever the cutter accepts, the
+validator accepts, and a clip that breaks the rule is caught where it is made.
+
+The cutter promises (see ``splice_build.cut``): an H.264 yuv420p mp4 of even size, time
+from 0, no metadata beyond the muxer's, no display matrix (the pixels are turned as the
+source is displayed), at a constant rate; it lasts its segment within
+one frame, except where the source ends first. The probe lets a source end up to the
+coverage tolerance before the last step's end, so a clip may fall short of its segment by
+the part of it past that point (the source's last frame ends it); and ``clip_durations``
+records the clip as cut (frames / rate), to the rounding of timestamps.
+
+Imports PyAV only: cut workers never load ``datasets``.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import av
+
+TOLERANCE_FRAMES = 1.0
+ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
+# mp4 metadata the muxer writes by itself; anything else could carry source information.
+CONTAINER_KEYS = frozenset({"major_brand", "minor_version", "compatible_brands", "encoder"})
+STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})
+
+
+@dataclass(frozen=True)
+class ClipProbe:
+    """What decoding one clip learned."""
+
+    duration: float  # last frame time - first frame time + one frame
+    first_time: float
+    frame_duration: float
+    frames: int
+    codec: str
+    pix_fmt: str
+    width: int
+    height: int
+    extra_metadata: dict[str, str]  # keys outside the muxer's own
+    rotation: int = 0  # of a display matrix on the decoded frames (0 when only packets are read)
+
+
+def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
+    """Decode a clip from its bytes (all frames if ``full``, else read its packets)."""
+    with av.open(io.BytesIO(data), format="mp4") as container:
+        if not container.streams.video:
+            raise ValueError("no video stream")
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        extra = {k: v for k, v in container.metadata.items() if k not in CONTAINER_KEYS}
+        for s in container.streams:
+            extra.update(
+                {f"stream{s.index}:{k}": v for k, v in s.metadata.items() if k not in STREAM_KEYS}
+            )
+        tb = stream.time_base
+        times: list[float] = []
+        rotation = 0
+        if full:
+            for frame in container.decode(stream):
+                if frame.pts is not None:
+                    times.append(float(frame.pts * tb))
+                rotation = rotation or round(frame.rotation)
+        else:
+            for packet in container.demux(stream):
+                if packet.pts is not None:
+                    times.append(float(packet.pts * tb))
+        if not times:
+            raise ValueError("no frame decodes")
+        rate = stream.average_rate or stream.guessed_rate
+        if not rate:
+            raise ValueError("the video stream has no frame rate")
+        frame_duration = 1 / float(rate)
+        ctx = stream.codec_context
+        return ClipProbe(
+            duration=max(times) - min(times) + frame_duration,
+            first_time=min(times),
+            frame_duration=frame_duration,
+            frames=len(times),
+            codec=ctx.name,
+            pix_fmt=str(ctx.pix_fmt),
+            width=ctx.width,
+            height=ctx.height,
+            extra_metadata=extra,
+            rotation=rotation,
+        )
+
+
+def clip_problems(
+    probe: ClipProbe,
+    *,
+    segment: tuple[float, float] | None,
+    last_end: float,
+    recorded: float | None,
+    tolerance: float,
+    tolerance_frames: float = TOLERANCE_FRAMES,
+) -> list[str]:
+    """What is wrong with one probed clip, against its ``segment`` (start, end), the end of
+    the video's last segment, the duration ``recorded`` for it and the coverage
+    ``tolerance`` the build probed its source with."""
+    out: list[str] = []
+    if probe.codec != "h264" or probe.pix_fmt != "yuv420p":
+        out.append(f"is {probe.codec}/{probe.pix_fmt}, not h264/yuv420p")
+    if probe.width % 2 or probe.height % 2:
+        out.append(f"odd size {probe.width}x{probe.height}")
+    if abs(probe.first_time) > ROUNDING:
+        out.append(f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
+    if probe.extra_metadata:
+        out.append(f"mp4 metadata beyond the muxer's: {probe.extra_metadata}")
+    if probe.rotation:  # the cutter turns the pixels; a matrix would turn them again
+        out.append(f"carries a display matrix (rotation {probe.rotation}): players turn it")
+    allowed = tolerance_frames * probe.frame_duration + ROUNDING
+    if segment is not None:
+        start, end = segment
+        length = end - start
+        # The part of the segment the source may lack (it ends inside the tolerance).
+        missing = min(length, max(0.0, end - (last_end - tolerance)))
+        if not length - missing - allowed <= probe.duration <= length + allowed:
+            short = f", or {missing:.3f} s less where the source may end" if missing else ""
+            out.append(
+                f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
+                f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s{short})"
+            )
+    # The cutter records a clip's duration as cut (frames / rate): exact, to rounding.
+    if recorded is not None and abs(probe.duration - recorded) > ROUNDING:
+        out.append(f"lasts {probe.duration:.4f} s but clip_durations says {recorded:.4f} s")
+    return out
