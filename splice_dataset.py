@@ -149,6 +149,7 @@ def _check_config(config: str) -> None:
 
 import base64  # noqa: E402
 import bisect  # noqa: E402
+import hashlib  # noqa: E402
 import io  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
@@ -689,6 +690,24 @@ _TEXT_PROMPT_TAIL = (
     "Return the ordered video strictly within <order> tags in this format: ",
     "<order>Video X, Video Y \u2026</order> ",
 )
+
+# A fingerprint of every prompt's text: prediction files record it (``splice run``), so
+# answers to two wordings of a prompt are never mixed in one file or compared unawares.
+PROMPT_VERSION = hashlib.sha256(
+    "\x1f".join(
+        (
+            *_VIDEO_PROMPT_HEAD,
+            *(
+                line
+                for config in sorted(_VIDEO_PROMPT_FOCUS)
+                for line in _VIDEO_PROMPT_FOCUS[config]
+            ),
+            *_VIDEO_PROMPT_TAIL,
+            *_TEXT_PROMPT_HEAD,
+            *_TEXT_PROMPT_TAIL,
+        )
+    ).encode("utf-8")
+).hexdigest()[:12]
 
 
 def clip_label(number: int) -> str:

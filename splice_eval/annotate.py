@@ -32,7 +32,7 @@ from pathlib import Path
 import splice_dataset as schema
 from splice_metric import score
 
-from .predictions import Prediction, write_predictions
+from .predictions import Prediction, project_version, write_predictions
 
 MODALITIES = ("video", "video_text")  # the two modalities humans ordered (Section 3.3)
 MODALITY_DIRS = {"video": "video_only", "video_text": "video_text"}
@@ -434,7 +434,14 @@ def ingest(
     write_curation(out / "curation.csv", decisions)
     preds = human_predictions(answers)
     for config, items in preds.items():
-        write_predictions(out / f"human_{config}.jsonl", items)
+        metadata = {
+            "producer": "splice annotate ingest",
+            "model": HUMAN_MODEL,
+            "config": config,
+            "annotators": sorted({p.extra["annotator"] for p in items}),
+            "splice_version": project_version(),
+        }
+        write_predictions(out / f"human_{config}.jsonl", items, metadata)
     agree = agreement(answers)
     summary = {
         "answers": len(answers),

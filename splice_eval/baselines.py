@@ -36,7 +36,7 @@ import splice_dataset as schema
 from splice_metric import PAPER_METRICS, parse_order, score
 
 from .builddata import iter_rows
-from .predictions import Prediction, write_predictions
+from .predictions import Prediction, project_version, write_predictions
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
 # Which configs a baseline can answer: it only reads inputs every one of them has.
@@ -155,6 +155,14 @@ def answer(name: str, row: Mapping, seed: int = 0) -> list[int]:
     raise ValueError(f"unknown baseline {name!r}; expected one of {NAMES}")
 
 
+def baseline_metadata(name: str, config: str, seed: int, **more: object) -> dict:
+    """The prediction file's metadata line: which rule answered, with which seed."""
+    metadata = {"producer": "splice baseline", "model": name, "config": config, **more}
+    if name == "random" or more:  # --coin runs shuffle with the seed too
+        metadata["seed"] = seed
+    return {**metadata, "splice_version": project_version()}
+
+
 def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> Iterator[Prediction]:
     """Predictions of a baseline for every video of a build's config."""
     if name not in NAMES:
@@ -243,7 +251,11 @@ def run(args: argparse.Namespace) -> int:
         return _run_coin(args)
     config = args.config or CONFIGS_OF[args.name][0]
     try:
-        path = write_predictions(args.out, run_baseline(args.name, args.data, config, args.seed))
+        path = write_predictions(
+            args.out,
+            run_baseline(args.name, args.data, config, args.seed),
+            baseline_metadata(args.name, config, args.seed),
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"splice baseline {args.name}: {exc}")
         return 2
@@ -270,6 +282,7 @@ def _run_coin(args: argparse.Namespace) -> int:
             )
             for c in cases
         ),
+        baseline_metadata("taxonomy-prior", "text", args.seed, source=args.coin.name),
     )
     print(markdown_prior_table(score_cases(cases)))
     return 0

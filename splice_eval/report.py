@@ -37,7 +37,7 @@ from splice_metric import PAPER_METRICS, random_baseline, score
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .predictions import read_predictions
+from .predictions import Prediction, describe_metadata, read_metadata, read_predictions
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
@@ -53,10 +53,14 @@ class Run:
     model: str
     config: str
     videos: list[VideoMeta]
-    orders: list[list[int] | None]  # None: missing or unparsable (scored invalid)
-    missing: int = 0
-    invalid: int = 0
+    orders: list[list[int] | None]  # None: missing, failed or unparsable (scored invalid)
+    # why predictions are invalid, counted apart (as `splice score` does)
+    missing: int = 0  # no prediction for the video
+    errors: int = 0  # the request failed
+    unparsed: int = 0  # an answer with no readable order
+    invalid: int = 0  # an order read that is not a permutation of the clips
     extra_videos: list[str] = field(default_factory=list)  # predicted, not in the build
+    sources: list[dict] = field(default_factory=list)  # {"file", "metadata"} per file
 
 
 def reasoning_groups() -> list[dict]:
@@ -67,26 +71,36 @@ def reasoning_groups() -> list[dict]:
 
 def load_runs(paths: Sequence[str | Path], meta: dict[str, VideoMeta]) -> list[Run]:
     """Group predictions by (model, config); each covers every video of the build."""
-    collected: dict[tuple[str, str], dict[str, list[int] | None]] = {}
+    collected: dict[tuple[str, str], dict[str, Prediction]] = {}
+    sources: dict[tuple[str, str], list[dict]] = {}
     for path in paths:
+        metadata = read_metadata(path)
         for p in read_predictions(path):
             table = collected.setdefault((p.model, p.config), {})
             if p.video_id in table:
                 raise ValueError(f"{path}: {p.model}/{p.config} predicts video {p.video_id} twice")
-            table[p.video_id] = p.order
+            table[p.video_id] = p
+            files = sources.setdefault((p.model, p.config), [])
+            if not files or files[-1]["file"] != str(path):
+                files.append({"file": str(path), "metadata": metadata})
     videos = [meta[v] for v in sorted(meta)]
     runs = []
-    for (model, config), table in sorted(collected.items()):
-        orders, missing, invalid = [], 0, 0
+    for key, table in sorted(collected.items()):
+        run = Run(*key, videos, [], sources=sources[key])
         for v in videos:
-            order = table.get(v.video_id)
-            if v.video_id not in table:
-                missing += 1
-            if order is None:
-                invalid += 1
-            orders.append(list(order) if order is not None else None)
-        extra = sorted(set(table) - set(meta))
-        runs.append(Run(model, config, videos, orders, missing, invalid, extra))
+            pred = table.get(v.video_id)
+            order = None if pred is None else pred.order
+            if pred is None:
+                run.missing += 1
+            elif pred.extra.get("error"):
+                run.errors += 1
+            elif order is None:
+                run.unparsed += 1
+            elif sorted(order) != sorted(v.order):
+                run.invalid += 1
+            run.orders.append(list(order) if order is not None else None)
+        run.extra_videos = sorted(set(table) - set(meta))
+        runs.append(run)
     return runs
 
 
@@ -208,7 +222,10 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 "model": run.model,
                 "config": run.config,
                 "missing": run.missing,
+                "errors": run.errors,
+                "unparsed": run.unparsed,
                 "invalid": run.invalid,
+                "sources": run.sources,
                 "extra_videos": len(run.extra_videos),
                 "overall": {
                     m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
@@ -275,14 +292,27 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "",
         "## Coverage",
         "",
-        "| Model | Config | missing | invalid (incl. missing) | not in build |",
-        "|---|---|---|---|---|",
+        "Every kind is scored as an invalid prediction: no prediction for a video "
+        "(missing), a request that failed (errors), an answer with no readable order "
+        "(unparsed), an order read that is not a permutation of the clips (invalid).",
+        "",
+        "| Model | Config | missing | errors | unparsed | invalid | not in build |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         out.append(
-            f"| {r['model']} | {r['config']} | {r['missing']} | {r['invalid']} "
-            f"| {r['extra_videos']} |"
+            f"| {r['model']} | {r['config']} | {r['missing']} | {r['errors']} "
+            f"| {r['unparsed']} | {r['invalid']} | {r['extra_videos']} |"
         )
+    out += ["", "## How the answers were produced", ""]
+    out.append("| Model | Config | File | Settings (the file's metadata line) |")
+    out.append("|---|---|---|---|")
+    for r in runs:
+        for source in r.get("sources", []):
+            settings = describe_metadata(source["metadata"]).replace("|", "\\|")
+            out.append(
+                f"| {r['model']} | {r['config']} | `{Path(source['file']).name}` | {settings} |"
+            )
     out += ["", "## Binary and Hamming accuracy (layout of Table 2)", ""]
     out += _metric_table(report, PAPER_METRICS[:2])
     out += ["", "## All metrics (layout of Table 5)", ""]

@@ -7,17 +7,27 @@ images), both built by ``splice_dataset`` so the runner and a user's own script 
 same question. Answers are parsed by the metric's ``parse_order`` (the only parser) and
 written as a prediction file (``splice_eval.predictions``) that ``splice score`` reads.
 
-Long runs against rate-limited or flaky endpoints are the norm, so the runner
-- keeps at most ``--concurrency`` requests in flight,
-- retries 429, 408, 409 and 5xx answers, timeouts and dropped connections with exponential
-  backoff, honouring the server's ``Retry-After``; other 4xx answers are row errors, and
-  401/403/404 (wrong key, model or URL) stop the run at once since every row would fail,
-- appends each answer to the output file as it arrives and, when started again on the same
-  file, skips rows already answered (rows that ended in an error are tried again),
+Long runs against rate-limited, flaky or hostile endpoints are the norm, so the runner
+- keeps at most ``--concurrency`` requests in flight;
+- ends every attempt by ``--timeout`` seconds of wall-clock time and reads at most
+  ``--max-answer-bytes`` of it, whatever the server does (``http_post``: drips, stalls
+  and huge bodies included);
+- retries 429, 408, 409 and 5xx answers, timeouts, dropped connections and bodies that are
+  not JSON (cut off) with exponential backoff, honouring the server's ``Retry-After``;
+  other 4xx answers and replies that are not chat completions are row errors; 401/403/404
+  (wrong key, model or URL) stop the run at once since every row would fail;
+- stops the run with one message when the endpoint is gone (``breaker``: consecutive
+  connection failures, or no reply at all for ``--max-silence`` seconds);
+- appends each answer to the output file as it arrives, one whole line per write, after
+  a metadata line saying how the answers are produced; when started again on the same
+  file it skips rows already answered (rows that ended in an error are tried again) and
+  refuses to mix in answers produced with other settings;
+- on SIGTERM or Ctrl-C, aborts what is in flight and writes what is in before exiting;
 - ends by scoring everything in the file with the metric.
 
-The API key is read from the environment (``OPENAI_API_KEY`` or ``--api-key-env NAME``)
-and is never printed, logged or written to the prediction file.
+The API key is read from the environment (``OPENAI_API_KEY`` or ``--api-key-env NAME``);
+it and every credential header are replaced by ``***`` (``redact``) in all that is
+printed, logged or stored, including what a server echoes back.
 """
 
 from __future__ import annotations
@@ -27,10 +37,13 @@ import email.utils
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,13 +52,34 @@ from tqdm import tqdm
 
 import splice_dataset as schema
 import splice_metric
-from splice_eval.predictions import Prediction, iter_predictions, write_predictions
+from splice_build.errors import UserError
+from splice_eval import http_post
+from splice_eval.breaker import (
+    DEFAULT_MAX_FAILURES,
+    DEFAULT_MAX_SILENCE,
+    Breaker,
+    EndpointDown,
+)
+from splice_eval.predictions import (
+    Prediction,
+    cap_raw_output,
+    iter_predictions,
+    metadata_conflict,
+    metadata_line,
+    project_version,
+    read_metadata,
+    write_predictions,
+)
+from splice_eval.redact import RedactingFilter, Redactor, public_url, url_secrets
 
 log = logging.getLogger("splice.run")
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-# Local servers (vLLM, SGLang) accept any key; the openai client refuses an empty one.
+# Local servers (vLLM, SGLang) accept any key: without one no Authorization header is sent.
 NO_KEY_PLACEHOLDER = "EMPTY"
+# A chat completion of a few thousand tokens is a few kB; past this the server is broken.
+DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+INTERRUPTED_EXIT = 130  # the shell's code for a run ended by a signal
 RETRY_STATUSES = frozenset({408, 409, 429})  # plus every 5xx
 FATAL_STATUSES = frozenset({401, 403, 404})
 
@@ -138,8 +172,19 @@ class CallResult:
     waits: tuple[float, ...] = ()  # backoff waits between attempts, in seconds
 
 
-class EndpointError(RuntimeError):
+class EndpointError(EndpointDown):
     """The endpoint refuses every request (bad key, model or URL): stop the run."""
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """One attempt: an answer, or an error and whether another attempt may fare better."""
+
+    raw_output: str | None = None
+    usage: dict[str, Any] | None = None
+    error: str | None = None
+    transient: bool = False
+    retry_after: float | None = None
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -168,93 +213,193 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 class ChatCaller:
-    """Sends one chat request and retries it according to a RetryPolicy.
+    """Sends one chat request to ``{endpoint}/chat/completions`` and retries it.
 
-    The openai client's own retries are switched off (``max_retries=0``) so that every
-    attempt and wait is counted here, recorded in the prediction file and testable.
+    Each attempt ends by ``timeout`` seconds of wall-clock time and reads at most
+    ``max_bytes`` (``http_post``), whatever the server does. Every way a reply can be wrong
+    (an error status, a cut-off or non-JSON body, a body that is not a chat completion, no
+    choices, no text, not UTF-8, too large) becomes the row's error, retried when another
+    attempt may fare better; only a refusal of every request (401/403/404) and an open
+    circuit breaker (``breaker``) stop the run. Every error text goes through the
+    redactor first, since servers echo requests back.
     """
 
     def __init__(
         self,
-        client: Any,
+        endpoint: str,
         model: str,
         policy: RetryPolicy,
         *,
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         generation: dict[str, Any] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        breaker: Breaker | None = None,
+        redactor: Redactor | None = None,
+        sleep: Callable[[float], None] | None = None,
     ):
-        self.client = client
+        self.url = endpoint.rstrip("/") + "/chat/completions"
         self.model = model
         self.policy = policy
+        self.timeout = timeout
+        self.max_bytes = max_bytes
         self.generation = dict(generation or {})
+        self.breaker = breaker or Breaker()
+        self.redactor = redactor or Redactor()
         self.sleep = sleep
+        self.headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "splice-run",
+        }
+        if api_key and api_key != NO_KEY_PLACEHOLDER:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.redactor.add(api_key)
+        self.redactor.add_headers(self.headers)
+        for secret in url_secrets(endpoint):
+            self.redactor.add(secret)
 
     def __call__(self, messages: list[dict[str, Any]]) -> CallResult:
-        import openai
-
+        body = json.dumps(
+            {"model": self.model, "messages": messages, **self.generation}, ensure_ascii=False
+        ).encode("utf-8")
         waits: list[float] = []
         attempt = 0
         while True:
             attempt += 1
-            retry_after = None
-            try:
-                response = self.client.chat.completions.create(
-                    model=self.model, messages=messages, **self.generation
-                )
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                if status in FATAL_STATUSES:
-                    raise EndpointError(
-                        f"endpoint answered HTTP {status} ({_error_message(exc)}); "
-                        "check --endpoint, --model and the API key variable"
-                    ) from None
-                error = f"HTTP {status}: {_error_message(exc)}"
-                if status not in RETRY_STATUSES and status < 500:
-                    return CallResult(None, None, attempt, error, tuple(waits))
-                retry_after = retry_after_seconds(exc.response.headers)
-            except openai.APITimeoutError:
-                error = "timeout: no answer within the request timeout"
-            except openai.APIConnectionError as exc:
-                error = f"connection error: {exc.__cause__ or exc}"
-            else:
-                return _result_from_response(response, attempt, tuple(waits))
-            if attempt > self.policy.max_retries:
-                return CallResult(None, None, attempt, error, tuple(waits))
-            wait_s = self.policy.delay(attempt, retry_after)
-            log.debug("attempt %d failed (%s); retrying in %.2fs", attempt, error, wait_s)
+            outcome = self._attempt(body)
+            if outcome.error is None:
+                return CallResult(outcome.raw_output, outcome.usage, attempt, None, tuple(waits))
+            if not outcome.transient or attempt > self.policy.max_retries:
+                return CallResult(None, outcome.usage, attempt, outcome.error, tuple(waits))
+            wait_s = self.policy.delay(attempt, outcome.retry_after)
+            log.debug("attempt %d failed (%s); retrying in %.2fs", attempt, outcome.error, wait_s)
             waits.append(wait_s)
-            self.sleep(wait_s)
+            if self.sleep is not None:
+                self.sleep(wait_s)
+            else:
+                self.breaker.stopped.wait(wait_s)  # a stopping run wakes the sleepers
+            self.breaker.check()
+
+    def _attempt(self, body: bytes) -> _Outcome:
+        handle = self.breaker.start()
+        try:
+            reply = http_post.post(
+                self.url,
+                body,
+                self.headers,
+                timeout=self.timeout,
+                max_bytes=self.max_bytes,
+                attempt=handle,
+            )
+        except http_post.HttpFailure as failure:
+            error = self.redactor.text(str(failure))
+            if failure.kind == http_post.OVERSIZE:  # the server is there, answering too much
+                self.breaker.heard()
+                return _Outcome(error=error, transient=False)
+            self.breaker.failed(failure.kind == http_post.CONNECT, error)
+            self.breaker.check()
+            return _Outcome(error=error, transient=True)
+        finally:
+            self.breaker.end(handle)
+        self.breaker.heard()
+        return self._read_reply(reply)
+
+    def _read_reply(self, reply: http_post.HttpReply) -> _Outcome:
+        if reply.status != 200:
+            message = self._server_message(reply.body)
+            if reply.status in FATAL_STATUSES:
+                reason = (
+                    f"endpoint answered HTTP {reply.status} ({message}); "
+                    "check --endpoint, --model and the API key variable"
+                )
+                self.breaker.stop(reason)
+                raise EndpointError(reason)
+            transient = reply.status in RETRY_STATUSES or reply.status >= 500
+            return _Outcome(
+                error=f"HTTP {reply.status}: {message}",
+                transient=transient,
+                retry_after=retry_after_seconds(reply.headers) if transient else None,
+            )
+        try:
+            text = reply.body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _Outcome(error=f"answer body is not UTF-8 ({exc.reason} at byte {exc.start})")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:  # most often a body cut off in transit
+            return _Outcome(
+                error=f"answer body is not valid JSON ({exc.msg} at character {exc.pos} of "
+                f"{len(text)}): {self._snippet(text)}",
+                transient=True,
+            )
+        return self._completion(data)
+
+    def _completion(self, data: Any) -> _Outcome:
+        """The text of a chat completion, or what is wrong with its shape."""
+        if not isinstance(data, dict):
+            return _Outcome(error=f"answer is JSON {type(data).__name__}, not a chat completion")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        usage = self.redactor.value(usage) if usage else None
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            why = "has no choices" if not choices else "has 'choices' that is not a list"
+            if isinstance(data.get("error"), (dict, str)):
+                why += f" (error: {self._server_message(json.dumps(data['error']).encode())})"
+            return _Outcome(usage=usage, error=f"answer {why}")
+        first = choices[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            return _Outcome(usage=usage, error="answer's first choice has no message object")
+        content = message.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            texts = [p.get("text") for p in content if isinstance(p, dict)]
+            content = "".join(t for t in texts if isinstance(t, str)) if any(texts) else None
+        if content is None:
+            return _Outcome(usage=usage, error="answer's message has no content")
+        if not isinstance(content, str):
+            return _Outcome(usage=usage, error=f"answer's content is {type(content).__name__}")
+        return _Outcome(raw_output=self.redactor.text(_valid_text(content)), usage=usage)
+
+    def _server_message(self, body: bytes) -> str:
+        """The server's own words for an error, redacted first, then shortened."""
+        text = body.decode("utf-8", errors="replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            inner = data.get("error")
+            found = data.get("message") or (
+                inner.get("message") if isinstance(inner, dict) else inner
+            )
+            if found:
+                text = found if isinstance(found, str) else json.dumps(found)
+        return self._snippet(text) or "no message"
+
+    def _snippet(self, text: str, limit: int = 300) -> str:
+        text = " ".join(self.redactor.text(_valid_text(text)).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        message = body.get("message") or (body.get("error") or {}).get("message")
-        if message:
-            return str(message)[:300]
-    return str(getattr(exc, "message", exc))[:300]
-
-
-def _result_from_response(response: Any, attempts: int, waits: tuple[float, ...]) -> CallResult:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return CallResult(None, None, attempts, "response has no choices", waits)
-    content = choices[0].message.content
-    usage = response.usage.model_dump() if getattr(response, "usage", None) else None
-    if content is None:
-        return CallResult(None, usage, attempts, "response message has no content", waits)
-    return CallResult(str(content), usage, attempts, None, waits)
+def _valid_text(text: str) -> str:
+    """``text`` without lone surrogates (JSON's ``"\\ud83d"``, an emoji cut in half by
+    max_tokens), which no UTF-8 file can hold: each becomes ``?``."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 # --- resumable prediction file ---------------------------------------------------------------
 
 
-def load_previous(path: Path, config: str, model: str) -> dict[str, Prediction]:
+def load_previous(
+    path: Path, config: str, model: str, metadata: dict[str, Any] | None = None
+) -> dict[str, Prediction]:
     """The last line per video already in ``path`` (answers and errors alike).
 
     A run killed mid-write can leave a partial last line: it is cut off (with a warning)
-    so that the rest of the file stays usable. Lines for another model or config mean the
-    file belongs to another run: refuse rather than mix two runs' answers.
+    so that the rest of the file stays usable. A file made with other settings (its
+    metadata line), without a metadata line, or holding another model's or config's lines
+    belongs to another run: refuse rather than mix two runs' answers.
     """
     if not path.exists():
         return {}
@@ -262,12 +407,25 @@ def load_previous(path: Path, config: str, model: str) -> dict[str, Prediction]:
     previous: dict[str, Prediction] = {}
     for pred in iter_predictions(path):
         if pred.config != config or pred.model != model:
-            raise ValueError(
+            raise UserError(
                 f"{path}: holds predictions for model {pred.model!r}, config {pred.config!r} "
                 f"(video {pred.video_id}); this run is model {model!r}, config {config!r}. "
                 "Use another --out file."
             )
         previous[pred.video_id] = pred
+    if metadata is not None and (previous or path.stat().st_size):
+        found = read_metadata(path)
+        if found is None:
+            raise UserError(
+                f"{path}: has no metadata line saying how its answers were produced (an "
+                "older splice run or another tool made it); use another --out file"
+            )
+        conflict = metadata_conflict(found, metadata)
+        if conflict is not None:
+            raise UserError(
+                f"{path}: was made with other settings: {conflict}. Resuming would mix "
+                "answers of two settings in one file; use another --out file"
+            )
     return previous
 
 
@@ -306,6 +464,7 @@ class RunStats:
     unparsed: int = 0
     attempts: int = 0
     errors_by_video: dict[str, str] = field(default_factory=dict)
+    stopped: str | None = None  # why the run stopped early (the breaker's reason)
 
 
 def run_jobs(
@@ -317,60 +476,109 @@ def run_jobs(
     model: str,
     concurrency: int = 4,
     progress: Callable[[Prediction], None] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> tuple[list[Prediction], RunStats]:
     """Ask every job not yet answered in ``out``; returns the file's final predictions.
 
-    Answers are appended to ``out`` as they complete (so a crash loses only requests in
-    flight); at the end the file is rewritten with one line per video, in job order.
+    Answers are appended to ``out`` as they complete, one whole line per write (so a crash
+    or a kill loses only requests in flight, and a partial last line is dropped on
+    resume); at the end the file is rewritten with its metadata line and one line per
+    video, in job order. Nothing a request does escapes a worker except a stop of the
+    whole run (``EndpointDown``: a refusing or dead endpoint) or an interrupt; then the
+    attempts in flight are aborted, every answer already in is written and the file is
+    compacted the same way. An interrupt is raised again; an endpoint stop returns with
+    its reason in ``stats.stopped`` (the rows not asked are simply absent: a rerun asks
+    them).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    metadata = metadata or {"producer": "splice run", "model": model, "config": config}
     out.parent.mkdir(parents=True, exist_ok=True)
-    results = load_previous(out, config, model)
+    results = load_previous(out, config, model, metadata)
     done = {v for v, p in results.items() if is_answered(p)}
     stats = RunStats()
     order_of_ids: list[str] = []
+    breaker: Breaker | None = getattr(caller, "breaker", None)
+    redactor: Redactor = getattr(caller, "redactor", None) or Redactor()
 
     def work(job: RowJob) -> Prediction:
+        try:
+            return answer(job)
+        except EndpointDown:
+            raise
+        except Exception as exc:  # a bug here must not cost the run, nor this row's place
+            log.debug("row %s failed", job.video_id, exc_info=True)
+            error = redactor.text(f"internal error: {type(exc).__name__}: {exc}")
+            return Prediction(job.video_id, config, model, None, None, {"error": error})
+
+    def answer(job: RowJob) -> Prediction:
         try:
             messages = job.build_messages()
         except Exception as exc:  # a bad clip is this row's error, not the run's
             result = CallResult(None, None, 0, f"could not build the request: {exc}")
         else:
-            result = caller(messages)
-        parsed = splice_metric.parse_order(result.raw_output)
+            try:
+                result = caller(messages)
+            except EndpointDown:
+                raise
+            except Exception as exc:  # a bug or a reply nobody foresaw: still this row's
+                log.debug("request for %s failed", job.video_id, exc_info=True)
+                result = CallResult(None, None, 1, f"request failed: {type(exc).__name__}: {exc}")
+        parsed = splice_metric.parse_order(result.raw_output)  # the whole answer
+        raw, cut = cap_raw_output(result.raw_output)
         extra: dict[str, Any] = {"usage": result.usage, "attempts": result.attempts}
+        if cut:
+            extra["raw_output_cut"] = cut
         if result.error:
-            extra["error"] = result.error
-        return Prediction(job.video_id, config, model, result.raw_output, parsed, extra)
+            extra["error"] = redactor.text(result.error)
+        return Prediction(job.video_id, config, model, raw, parsed, extra)
 
+    fresh = not out.exists() or out.stat().st_size == 0
+    stop: BaseException | None = None
     with (
-        out.open("a", encoding="utf-8") as fh,
+        out.open("ab", buffering=0) as fh,  # one write() per line: no line is split
         ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="splice-run") as pool,
     ):
+        if fresh:
+            _append_line(fh, metadata_line(metadata))
         pending: set[Future[Prediction]] = set()
+
+        def collect(fut: Future[Prediction]) -> None:
+            nonlocal stop
+            try:
+                pred = fut.result()
+            except CancelledError:
+                return
+            except EndpointDown as exc:
+                if stop is None:
+                    stop = exc
+                    stats.stopped = str(exc)
+                    if breaker is not None:
+                        breaker.stop(str(exc))
+                return
+            _append_line(fh, pred.to_json())
+            results[pred.video_id] = pred
+            stats.asked += 1
+            stats.attempts += int(pred.extra.get("attempts") or 0)
+            if pred.extra.get("error"):
+                stats.errors += 1
+                stats.errors_by_video[pred.video_id] = str(pred.extra["error"])
+            elif pred.order is None:
+                stats.unparsed += 1
+            if progress is not None:
+                progress(pred)
 
         def drain(block_until: int) -> None:
             nonlocal pending
             while len(pending) > block_until:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    pred = fut.result()  # EndpointError propagates and stops the run
-                    fh.write(pred.to_json() + "\n")
-                    fh.flush()
-                    results[pred.video_id] = pred
-                    stats.asked += 1
-                    stats.attempts += int(pred.extra.get("attempts") or 0)
-                    if pred.extra.get("error"):
-                        stats.errors += 1
-                        stats.errors_by_video[pred.video_id] = str(pred.extra["error"])
-                    elif pred.order is None:
-                        stats.unparsed += 1
-                    if progress is not None:
-                        progress(pred)
+                    collect(fut)
 
         try:
             for job in jobs:
+                if stop is not None:
+                    break
                 order_of_ids.append(job.video_id)
                 if job.video_id in done:
                     stats.skipped += 1
@@ -378,17 +586,30 @@ def run_jobs(
                 pending.add(pool.submit(work, job))
                 drain(2 * concurrency - 1)  # bounded: never build every request up front
             drain(0)
-        except BaseException:
+        except BaseException as exc:  # an interrupt (Ctrl-C, SIGTERM): keep what is in
+            stop = exc
+            if breaker is not None:
+                breaker.stop("interrupted")
             for fut in pending:
                 fut.cancel()
-            raise
+            drain(0)
 
     # Rows of this run in job order, then rows an earlier run asked that this one did not.
     ordered = [results[v] for v in order_of_ids if v in results]
     asked_now = set(order_of_ids)
     ordered += [p for v, p in results.items() if v not in asked_now]
-    write_predictions(out, ordered)
+    write_predictions(out, ordered, metadata)
+    if stop is not None and not isinstance(stop, EndpointDown):
+        raise stop
     return ordered, stats
+
+
+def _append_line(fh: Any, text: str) -> None:
+    """Append one line with as few write() calls as the OS allows (one, for a regular
+    file), so a kill leaves whole lines and at most one partial last line."""
+    data = memoryview((text + "\n").encode("utf-8"))
+    while data:
+        data = data[fh.write(data) :]
 
 
 # --- rows -> jobs ---------------------------------------------------------------------------
@@ -479,10 +700,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="wall-clock seconds per attempt, whatever the server does (default 300)",
+    )
     parser.add_argument("--max-retries", type=int, default=5, help="retries per row")
     parser.add_argument(
         "--backoff", type=float, default=1.0, help="first retry wait in seconds (doubles)"
+    )
+    parser.add_argument(
+        "--max-answer-bytes",
+        type=int,
+        default=DEFAULT_MAX_ANSWER_BYTES,
+        help=f"largest reply body read per attempt (default {DEFAULT_MAX_ANSWER_BYTES})",
+    )
+    parser.add_argument(
+        "--max-connect-failures",
+        type=int,
+        default=DEFAULT_MAX_FAILURES,
+        help="stop the run after this many connection failures in a row (refused, DNS, "
+        f"TLS; default {DEFAULT_MAX_FAILURES})",
+    )
+    parser.add_argument(
+        "--max-silence",
+        type=float,
+        default=DEFAULT_MAX_SILENCE,
+        help="stop the run when no reply at all arrived for this many seconds while "
+        f"requests kept failing (default {DEFAULT_MAX_SILENCE:g})",
     )
     parser.add_argument("--limit", type=int, default=None, help="only the first N rows")
     parser.add_argument("--max-tokens", type=int, default=1024)
@@ -503,30 +749,67 @@ def api_key_from_env(name: str, explicit: bool) -> str:
     if value:
         return value
     if explicit:
-        raise SystemExit(f"splice run: --api-key-env {name}: that variable is not set or empty")
+        raise UserError(f"--api-key-env {name}: that variable is not set or empty")
     return NO_KEY_PLACEHOLDER
 
 
-def make_client(endpoint: str, api_key: str, timeout: float) -> Any:
-    import openai
+def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, Any]:
+    """How this run's answers are produced: the prediction file's metadata line."""
+    return {
+        "producer": "splice run",
+        "model": args.model,
+        "config": args.config,
+        "endpoint": public_url(args.endpoint),
+        "prompt_version": schema.PROMPT_VERSION,
+        "clips_as": settings.clips_as if args.config != "text" else None,
+        "frames": (
+            settings.frames.kwargs()
+            if args.config != "text" and settings.clips_as == "images"
+            else None
+        ),
+        "sampling": {"max_tokens": args.max_tokens, "temperature": args.temperature},
+        "splice_version": project_version(),
+    }
 
-    return openai.OpenAI(base_url=endpoint, api_key=api_key, timeout=timeout, max_retries=0)
 
-
-def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep) -> int:
-    if args.concurrency < 1:
-        raise SystemExit("splice run: --concurrency must be >= 1")
-    if args.timeout <= 0:
-        raise SystemExit("splice run: --timeout must be > 0")
-    if args.max_retries < 0:
-        raise SystemExit("splice run: --max-retries must be >= 0")
-    if args.limit is not None and args.limit < 1:
-        raise SystemExit("splice run: --limit must be >= 1")
+def _check_options(args: argparse.Namespace) -> None:
+    checks = [
+        (args.concurrency >= 1, "--concurrency must be >= 1"),
+        (args.timeout > 0, "--timeout must be > 0"),
+        (args.max_retries >= 0, "--max-retries must be >= 0"),
+        (args.limit is None or args.limit >= 1, "--limit must be >= 1"),
+        (args.max_answer_bytes >= 1024, "--max-answer-bytes must be >= 1024"),
+        (args.max_connect_failures >= 1, "--max-connect-failures must be >= 1"),
+        (args.max_silence > 0, "--max-silence must be > 0"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise UserError(message)
     if args.frames is not None and (args.clips_as == "video" or args.config == "text"):
-        raise SystemExit(
-            "splice run: --frames applies to --as images with a video config "
+        raise UserError(
+            "--frames applies to --as images with a video config "
             f"(got --as {args.clips_as}, --config {args.config})"
         )
+    parts = urllib.parse.urlsplit(args.endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"--endpoint {public_url(args.endpoint)!r}: expected http(s)://host...")
+    if parts.username or parts.password:
+        raise UserError(
+            "--endpoint: put credentials in the API key variable (--api-key-env), not in the "
+            "URL (which is printed and recorded)"
+        )
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: answers in hand are written before the run ends."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = None) -> int:
+    _check_options(args)
     api_key = api_key_from_env(args.api_key_env, args.api_key_env != DEFAULT_KEY_ENV)
     settings = RunSettings(
         config=args.config,
@@ -534,15 +817,24 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
         frames=args.frames or FrameSpec(),
         limit=args.limit,
     )
+    redactor = Redactor()
     caller = ChatCaller(
-        make_client(args.endpoint, api_key, args.timeout),
+        args.endpoint,
         args.model,
         RetryPolicy(max_retries=args.max_retries, base=args.backoff),
+        api_key=api_key,
+        timeout=args.timeout,
+        max_bytes=args.max_answer_bytes,
         generation={"max_tokens": args.max_tokens, "temperature": args.temperature},
+        breaker=Breaker(args.max_connect_failures, args.max_silence),
+        redactor=redactor,
         sleep=sleep,
     )
+    log_filter = RedactingFilter(redactor)
+    log.addFilter(log_filter)
+    metadata = run_metadata(args, settings)
     print(
-        f"splice run: {args.model} at {args.endpoint}, config {args.config}, "
+        f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
         f"out {args.out}",
         file=sys.stderr,
@@ -550,6 +842,8 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
     references: dict[str, list[int]] = {}
     rows = load_rows(args.data, args.config)
     bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:
         predictions, stats = run_jobs(
             iter_jobs(rows, settings, references),
@@ -559,19 +853,35 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep
             model=args.model,
             concurrency=args.concurrency,
             progress=lambda _pred: bar.update(),
+            metadata=metadata,
         )
-    except EndpointError as exc:
-        print(f"splice run: stopped: {exc}", file=sys.stderr)
-        return 1
+    except KeyboardInterrupt:
+        print(
+            f"splice run: interrupted; the answers already in are kept in {args.out}; run the "
+            "same command again to resume.",
+            file=sys.stderr,
+        )
+        return INTERRUPTED_EXIT
     finally:
         bar.close()
+        log.removeFilter(log_filter)
+        if in_main:
+            signal.signal(signal.SIGTERM, previous_handler)
+    answered = sum(is_answered(p) for p in predictions)
+    if stats.stopped is not None:
+        print(
+            f"splice run: stopped: {redactor.text(stats.stopped)}. {answered} answered rows "
+            f"are kept in {args.out}; run the same command again to resume.",
+            file=sys.stderr,
+        )
+        return 1
     print(
         f"asked {stats.asked} rows ({stats.skipped} already in {args.out}), "
         f"{stats.attempts} requests, {stats.errors} errors, {stats.unparsed} unparsed answers",
         file=sys.stderr,
     )
     for video_id, error in list(stats.errors_by_video.items())[:10]:
-        print(f"  {video_id}: {error}", file=sys.stderr)
+        print(f"  {video_id}: {redactor.text(error)}", file=sys.stderr)
     scores = score(predictions, references)
     report = {"model": args.model, "config": args.config, "scores": scores}
     print(json.dumps(report, indent=2, default=_jsonable))

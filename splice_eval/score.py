@@ -18,11 +18,11 @@ from typing import Any
 
 import splice_dataset as sd
 from splice_eval.builddata import read_meta
-from splice_eval.predictions import read_predictions
-from splice_metric import METRICS
+from splice_eval.predictions import describe_metadata, read_metadata, read_predictions
+from splice_metric import RATES
 from splice_metric import score as score_orders
 
-# Table column headers by metric name (the columns follow METRICS' order).
+# Table column headers by rate name (the columns follow RATES' order).
 _COLUMNS = {
     "binary_accuracy": "binary",
     "hamming_accuracy": "hamming",
@@ -31,6 +31,7 @@ _COLUMNS = {
     "kendall_tau": "tau",
     "pairwise_accuracy": "pairwise",
     "invalid_rate": "invalid",
+    "unparsed_rate": "unparsed",
 }
 
 
@@ -51,6 +52,8 @@ class Run:
     model: str
     config: str
     orders: dict[str, list[int] | None] = field(default_factory=dict)
+    errors: set[str] = field(default_factory=set)  # videos whose request failed
+    metadata: dict[str, Any] | None = None  # the file's metadata line
 
     @property
     def name(self) -> str:
@@ -84,6 +87,7 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
     known = set(answers.video_ids)
     runs: dict[tuple[Path, str, str], Run] = {}
     for path in map(Path, paths):
+        metadata = read_metadata(path)
         for pred in read_predictions(path):
             if pred.video_id not in known:
                 raise ValueError(
@@ -91,7 +95,8 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
                     f"{pred.config!r}) is not in the build"
                 )
             run = runs.setdefault(
-                (path, pred.model, pred.config), Run(path, pred.model, pred.config)
+                (path, pred.model, pred.config),
+                Run(path, pred.model, pred.config, metadata=metadata),
             )
             if pred.video_id in run.orders:
                 raise ValueError(
@@ -99,6 +104,8 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
                     f"{pred.model!r}, config {pred.config!r}"
                 )
             run.orders[pred.video_id] = pred.order
+            if pred.extra.get("error"):
+                run.errors.add(pred.video_id)
         if not any(key[0] == path for key in runs):
             raise ValueError(f"{path}: no predictions")
     return list(runs.values())
@@ -121,7 +128,7 @@ def score_run(
         confidence_level=confidence_level,
         bootstrap_iterations=bootstrap_iterations,
     )
-    result["missing"] = sum(vid not in run.orders for vid in answers.video_ids)
+    result |= answer_counts(run, answers)
     if groups:
         result["by_group"] = {}
         for column in groups:
@@ -138,20 +145,39 @@ def score_run(
                 result["random_baseline"].setdefault("by_group", {})[column] = by[
                     "random_baseline"
                 ]["by_group"]
-    return {"file": str(run.source), "model": run.model, "config": run.config, **result}
+    head = {"file": str(run.source), "model": run.model, "config": run.config}
+    return {**head, "metadata": run.metadata, **result}
+
+
+def answer_counts(run: Run, answers: Answers) -> dict[str, int]:
+    """Why predictions are invalid, counted apart: no prediction for the video
+    (``missing``), a request that failed (``errors``), an answer with no readable order
+    (``unparsed``), and an order read that is not a permutation of the clips
+    (``invalid``). The metric's ``unparsed_rate`` covers the first three."""
+    counts = {"missing": 0, "errors": 0, "unparsed": 0, "invalid": 0}
+    for vid, reference in zip(answers.video_ids, answers.orders, strict=True):
+        if vid not in run.orders:
+            counts["missing"] += 1
+        elif vid in run.errors:
+            counts["errors"] += 1
+        elif run.orders[vid] is None:
+            counts["unparsed"] += 1
+        elif sorted(run.orders[vid]) != sorted(reference):
+            counts["invalid"] += 1
+    return counts
 
 
 def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A fixed-width table: one row per cell, count + every metric (+ CI of binary)."""
     with_ci = any("confidence_intervals" in cell for _, cell in rows)
     width = max([len(title)] + [len(name) for name, _ in rows])
-    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{_COLUMNS[m]:>8}" for m in METRICS)
+    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{_COLUMNS[m]:>8}" for m in RATES)
     if with_ci:
         header += "  binary CI"
     lines = [header, "-" * len(header)]
     for name, cell in rows:
         line = f"{name:<{width}}  {cell['count']:>6}  " + "  ".join(
-            f"{cell[m]:>8.4f}" for m in METRICS
+            f"{cell[m]:>8.4f}" for m in RATES
         )
         if "confidence_intervals" in cell:
             lo, hi = cell["confidence_intervals"]["binary_accuracy"]
@@ -165,11 +191,18 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
     if results and "random_baseline" in results[0]:
         rows.append(("random (expected)", results[0]["random_baseline"]))
     parts = [format_table("run", rows)]
-    parts += [
-        f"{name}: {r['missing']} video(s) without a prediction, scored as invalid"
-        for name, r in rows[: len(results)]
-        if r["missing"]
-    ]
+    for name, r in rows[: len(results)]:
+        lines = [f"{name}: {describe_metadata(r['metadata'])}"]
+        kinds = [
+            (r["missing"], "video(s) without a prediction"),
+            (r["errors"], "request error(s)"),
+            (r["unparsed"], "answer(s) with no readable order (unparsed)"),
+            (r["invalid"], "order(s) read that are not a permutation (invalid)"),
+        ]
+        found = [f"{count} {what}" for count, what in kinds if count]
+        if found:
+            lines.append("  scored as invalid: " + "; ".join(found))
+        parts.append("\n".join(lines))
     for name, r in rows[: len(results)]:
         by_n = [(f"{n} clips", cell) for n, cell in r["by_num_clips"].items()]
         parts.append(format_table(f"{name} by number of clips", by_n))

@@ -19,6 +19,7 @@ other labels, longer sequences). Python lists are read exactly through `marshal`
 from __future__ import annotations
 
 import itertools
+import json
 import marshal
 import math
 import re
@@ -80,6 +81,10 @@ Returns:
     kendall_tau: (concordant - discordant clip pairs) / all pairs, in [-1, 1].
     pairwise_accuracy: share of clip pairs in the right relative order, in [0, 1].
     invalid_rate: share of predictions that are not a permutation of the labels, in [0, 1].
+    unparsed_rate: share of predictions that could not be read at all (``None``, or text
+        ``parse_order`` finds no order in), in [0, invalid_rate]; they count as invalid
+        too, so ``invalid_rate - unparsed_rate`` is the share of orders that were read
+        but are not permutations (a repeated, missing or unknown label).
     count: number of examples.
     by_num_clips: {n: {"count": ..., metrics...}} for every number of clips present.
     by_group, random_baseline, confidence_intervals: see above.
@@ -91,7 +96,8 @@ Examples:
     (0.5, 0.5, 1.0)
     >>> results["by_num_clips"][2]
     {'count': 1, 'binary_accuracy': 0.0, 'hamming_accuracy': 0.0, 'lcs_ratio': 0.5, \
-'edit_distance': 2.0, 'kendall_tau': -1.0, 'pairwise_accuracy': 0.0, 'invalid_rate': 0.0}
+'edit_distance': 2.0, 'kendall_tau': -1.0, 'pairwise_accuracy': 0.0, 'invalid_rate': 0.0, \
+'unparsed_rate': 0.0}
 
     An invalid prediction is scored as given and counted:
 
@@ -110,6 +116,8 @@ Examples:
     ... )
     >>> results["binary_accuracy"], results["invalid_rate"], results["by_group"]["sports"]["count"]
     (0.5, 0.5, 1)
+    >>> results["unparsed_rate"]  # "I think 1 then 2" holds no order: unparsed, not just invalid
+    0.5
     >>> results["random_baseline"]["binary_accuracy"]
     0.5
 
@@ -134,6 +142,10 @@ METRICS: tuple[str, ...] = (
 # The paper's own four (Section 5.1, Tables 2 and 5), which METRICS lists first; the rest
 # are this metric's additions.
 PAPER_METRICS: tuple[str, ...] = METRICS[:4]
+# Every rate each result cell reports: the metrics, then the share of predictions that could
+# not be read at all (None, or text ``parse_order`` finds no order in). Those are also
+# invalid; ``invalid_rate - unparsed_rate`` is the share read but not a permutation.
+RATES: tuple[str, ...] = (*METRICS, "unparsed_rate")
 # Largest n whose n! permutations are enumerated: for the lookup tables of `score` and for
 # the exact random baseline (8! = 40,320 rows). Beyond it see `expected_random`.
 TABLE_MAX_N = 8
@@ -166,14 +178,22 @@ _LINE_START = re.compile(r"^[\s\-*•>#]*(\d+|[a-z])(?![a-z0-9.])", re.IGNORECAS
 def parse_order(text: str | None) -> list[int] | None:
     """Read a model's answer as a list of clip labels, or None when it cannot be read.
 
-    The answer is taken from the last ``<order>...</order>`` block (an unclosed last block
-    runs to the end of the text). Inside it, explicit references win (``Video 3``,
-    ``Clip 3``, ``random_part_3``, ``Video c``), then a plain sequence of numbers or
-    letters (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c, a, b`` with a = 1), then lines that
-    start with a label (``Video 2 - [label]`` lines, ``2 - cut the oranges``). Letters
-    count only when they are among the first k letters of a k-label answer. Text
-    without tags must be such a sequence or list on its own (or after the last colon of
-    its last line), or name each clip exactly once.
+    The answer is taken from the last non-empty ``<order>...</order>`` block. Tags pair up
+    left to right, whatever their kind, so the malformed blocks the official SPLICE
+    scripts accept count too: ``<order>...<order>`` (closing slash missing) and
+    ``</order>...</order>``; an unclosed last block runs to the end of the text. Inside
+    it, JSON wins (below), then explicit references (``Video 3``, ``Clip 3``,
+    ``random_part_3``, ``Video c``), then a plain sequence of numbers or letters
+    (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c, a, b`` with a = 1), then lines that start with
+    a label (``Video 2 - [label]`` lines, ``2 - cut the oranges``). Letters count only
+    when they are among the first k letters of a k-label answer. Text without tags must
+    be JSON, such a sequence or list on its own (or after the last colon of its last
+    line), or name each clip exactly once.
+
+    JSON answers, bare or in a code fence: an object anywhere in the text whose
+    ``order`` (at any depth) is a list of labels (``[2, 3, 1]``, ``["Video 2", ...]``)
+    or a string read as above; or a list of labels that is the whole answer or the whole
+    of a code fence. The last such value counts.
 
     >>> parse_order("Sure! <order>Video 3, Video 1, Video 2</order>")
     [3, 1, 2]
@@ -181,22 +201,37 @@ def parse_order(text: str | None) -> list[int] | None:
     [3, 1, 4, 2]
     >>> parse_order("<order>1, 2</order> on reflection: <order>2 -> 1</order>")
     [2, 1]
+    >>> parse_order("<order>Video 2, Video 3, Video 1<order>")
+    [2, 3, 1]
+    >>> parse_order('```json {"order": ["Video 2", "Video 1"]} ```')
+    [2, 1]
     >>> parse_order("I cannot tell.") is None
     True
     """
     if not isinstance(text, str):
         return None
-    closes = list(_CLOSE.finditer(text))
-    opens = list(_OPEN.finditer(text))
-    if opens:
-        last_open = opens[-1]
-        after = [c for c in closes if c.start() >= last_open.end()]
-        block = text[last_open.end() : after[0].start()] if after else text[last_open.end() :]
-        return _parse_block(block, tagged=True)
-    return _parse_block(text, tagged=False)
+    tags = sorted([*_OPEN.finditer(text), *_CLOSE.finditer(text)], key=lambda m: m.start())
+    if not tags:
+        return _parse_block(text, tagged=False)
+    blocks, start = [], None
+    for tag in tags:
+        if start is None:  # an opening tag, or a stray closing one used as such
+            start = tag.end()
+        else:  # any tag ends an open block: "<order>...<order>" has lost its slash
+            blocks.append(text[start : tag.start()])
+            start = None
+    if start is not None:
+        blocks.append(text[start:])
+    for block in reversed(blocks):
+        if block.strip():
+            return _parse_block(block, tagged=True)
+    return None
 
 
 def _parse_block(block: str, *, tagged: bool) -> list[int] | None:
+    order = _from_json(block)
+    if order:
+        return order
     if tagged:
         for attempt in (_from_references, _from_sequence, _from_lines):
             order = attempt(block)
@@ -216,6 +251,78 @@ def _parse_block(block: str, *, tagged: bool) -> list[int] | None:
     if order and len(set(order)) == len(order):
         return order
     return None
+
+
+_FENCE = re.compile(r"```[ \t]*(?:json|javascript|js)?[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
+_JSON_ITEM = re.compile(
+    r"\s*(?:(?:random_part|video|clip|part|segment)[\s_#:.-]*)?(\d+|[a-z])\s*", re.IGNORECASE
+)
+_JSON_MAX_OBJECTS = 200  # objects tried per answer, from its end: bounds the cost of junk
+_JSON_MAX_DEPTH = 3
+_DECODER = json.JSONDecoder()
+
+
+def _from_json(block: str) -> list[int] | None:
+    """The order of the last JSON value in the block that holds one (see parse_order)."""
+    if "{" not in block and "[" not in block:
+        return None
+    found: list[Any] = []
+    wholes = [block, *(m.group(1) for m in _FENCE.finditer(block))]
+    for whole in wholes:  # a bare list counts only as the whole answer or fence
+        try:
+            value = json.loads(whole)
+        except ValueError:
+            continue
+        found.append(value)
+    starts = [m.start() for m in re.finditer(r"\{", block)][-_JSON_MAX_OBJECTS:]
+    end = -1
+    for at in starts:
+        if at < end:
+            continue  # inside an object already decoded
+        try:
+            value, end = _DECODER.raw_decode(block, at)
+        except ValueError:
+            continue
+        found.append(value)
+    for value in reversed(found):
+        order = _order_of_json(value, 0)
+        if order:
+            return order
+    return None
+
+
+def _order_of_json(value: Any, depth: int) -> list[int] | None:
+    if isinstance(value, list):
+        return _json_labels(value)
+    if not isinstance(value, dict) or depth > _JSON_MAX_DEPTH:
+        return None
+    for key, item in value.items():
+        if isinstance(key, str) and key.strip().lower() == "order":
+            if isinstance(item, list):
+                return _json_labels(item)
+            if isinstance(item, str):
+                return _parse_block(item, tagged=True)
+            return None
+    for item in value.values():
+        if isinstance(item, dict):
+            order = _order_of_json(item, depth + 1)
+            if order:
+                return order
+    return None
+
+
+def _json_labels(items: list[Any]) -> list[int] | None:
+    """Labels of a JSON list: non-negative ints or strings naming one clip ("Video 2",
+    "2", "b"); anything else (1.5, true, a sentence) makes the list unreadable."""
+    tokens = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+            tokens.append(str(item))
+        elif isinstance(item, str) and (m := _JSON_ITEM.fullmatch(item)):
+            tokens.append(m.group(1))
+        else:
+            return None
+    return _same_kind(tokens)
 
 
 def _label_of(token: str) -> int:
@@ -403,6 +510,7 @@ class _Packed(NamedTuple):
     starts: np.ndarray
     lengths: np.ndarray
     notes: dict[int, str]
+    unparsed: tuple[int, ...] = ()  # examples whose prediction could not be read at all
 
     def example(self, i: int) -> list[int]:
         return self.tokens[self.starts[i] : self.starts[i] + self.lengths[i]].tolist()
@@ -450,6 +558,7 @@ def _pack(seqs: Any, kind: str) -> _Packed:
             if flat is not None and not (flat == _NOT_A_LABEL).any():
                 return _contiguous(flat, np.fromiter(map(len, seqs), np.int64, len(seqs)), {})
     notes: dict[int, str] = {}
+    unparsed: list[int] = []
     if kind == "references":
         rows = [_reference_labels(r, i) for i, r in enumerate(seqs)]
     else:
@@ -459,14 +568,24 @@ def _pack(seqs: Any, kind: str) -> _Packed:
             rows.append(row)
             if note is not None:
                 notes[i] = note
+            if _is_unparsed(pred, row):
+                unparsed.append(i)
     lengths = np.fromiter(map(len, rows), np.int64, len(rows))
     flat = np.fromiter(itertools.chain.from_iterable(rows), np.int64, int(lengths.sum()))
-    return _contiguous(flat, lengths, notes)
+    return _contiguous(flat, lengths, notes, tuple(unparsed))
 
 
-def _contiguous(flat: np.ndarray, lengths: np.ndarray, notes: dict[int, str]) -> _Packed:
+def _is_unparsed(pred: Any, tokens: list[int]) -> bool:
+    """No order could be read: no prediction, or text without one (not: a read order that
+    is not a permutation, which is only invalid)."""
+    return pred is None or (isinstance(pred, str) and not tokens)
+
+
+def _contiguous(
+    flat: np.ndarray, lengths: np.ndarray, notes: dict[int, str], unparsed: tuple[int, ...] = ()
+) -> _Packed:
     """Examples stored back to back."""
-    return _Packed(flat, np.cumsum(lengths) - lengths, lengths, notes)
+    return _Packed(flat, np.cumsum(lengths) - lengths, lengths, notes, unparsed)
 
 
 # --- vectorised metrics --------------------------------------------------------------------
@@ -484,7 +603,7 @@ def _metrics_of_mapped(
     programmes depends only on the prefixes before it, so each row's LCS and edit distance
     are read at its own length, and predictions of every length share one run."""
     rows, width = mapped.shape
-    out = np.zeros((rows, len(METRICS)))
+    out = np.zeros((rows, len(RATES)))
     if rows == 0:
         return out
     lengths = np.full(rows, width) if lengths is None else lengths
@@ -755,8 +874,8 @@ def _categorise(pred: _Packed, ref: _Packed) -> tuple[np.ndarray, np.ndarray]:
     prediction gets its own row from `_metrics_of_mapped`. Means,
     breakdowns and bootstrap then only count categories.
     """
-    pflat, pstart, plen, _ = pred
-    rflat, rstart, rlen, _ = ref
+    pflat, pstart, plen = pred[:3]
+    rflat, rstart, rlen = ref[:3]
     if (rlen == 0).any():
         _check_reference([], int(np.flatnonzero(rlen == 0)[0]))
     small = _small_tables()
@@ -890,11 +1009,11 @@ def _bootstrap(
     means = draws @ rows[used] / total
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail], axis=0)
-    return {m: [float(lo), float(hi)] for m, lo, hi in zip(METRICS, low, high, strict=True)}
+    return {m: [float(lo), float(hi)] for m, lo, hi in zip(RATES, low, high, strict=True)}
 
 
 def _cell(count: int, means: np.ndarray) -> dict[str, Any]:
-    return {"count": int(count), **{m: float(v) for m, v in zip(METRICS, means, strict=True)}}
+    return {"count": int(count), **{m: float(v) for m, v in zip(RATES, means, strict=True)}}
 
 
 def _breakdowns(
@@ -972,7 +1091,8 @@ def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     if n not in _EXPECTED:
         if n <= TABLE_MAX_N:
             table = _table(n)  # fsum: exact means, so tau's expectation is exactly 0
-            _EXPECTED[n] = (np.array([math.fsum(c) for c in table.T]) / len(table), ())
+            means = [math.fsum(c) for c in table.T[: len(METRICS)]]
+            _EXPECTED[n] = (np.array(means) / len(table), ())
         else:
             rng = np.random.default_rng(n)
             perms = np.argsort(rng.random((BASELINE_SAMPLES, n)), axis=1)
@@ -1004,10 +1124,10 @@ def random_baseline(
 def _baseline(nclips: np.ndarray, groups: list[Hashable] | None) -> dict[str, Any]:
     counts = np.bincount(nclips)
     present = [int(n) for n in np.flatnonzero(counts)]
-    expected = np.zeros((len(counts), len(METRICS)))
+    expected = np.zeros((len(counts), len(RATES)))
     sampled: set[str] = set()
     for n in present:
-        expected[n], estimated = expected_random(n)
+        expected[n, : len(METRICS)], estimated = expected_random(n)  # unparsed_rate: 0
         sampled.update(estimated)
     # the category of an example is its n: the (n, category) tally is diagonal
     result = _breakdowns(nclips, expected, nclips, groups, None, np.diag(counts))
@@ -1062,6 +1182,8 @@ def score(
         raise ValueError(f"got {len(pred.lengths)} predictions for {len(ref.lengths)} references")
     groups = None if groups is None else _check_groups(groups, len(ref.lengths))
     category, rows = _categorise(pred, ref)
+    if pred.unparsed:  # each unread prediction has a row of its own (it is never valid)
+        rows[category[list(pred.unparsed)], RATES.index("unparsed_rate")] = 1.0
     if strict and rows[:, METRICS.index("invalid_rate")].any():
         i = int(np.flatnonzero(rows[category, METRICS.index("invalid_rate")])[0])
         tokens, labels = pred.example(i), ref.example(i)
@@ -1147,7 +1269,8 @@ class SpliceMetric(evaluate.Metric):
                     f"{type(prediction).__name__}; use the default config for label lists"
                 )
             return prediction
-        return _prediction_tokens(prediction)[0]
+        tokens = _prediction_tokens(prediction)[0]
+        return None if _is_unparsed(prediction, tokens) else tokens  # kept apart by Arrow
 
     def _compute(
         self,

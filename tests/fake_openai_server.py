@@ -1,14 +1,16 @@
 """A real OpenAI-compatible HTTP server on localhost that answers with scripted replies.
 
 The runner is tested against a socket, not a mocked client, so retries, timeouts, headers
-and JSON bodies go through the same `openai` + httpx code paths as against vLLM or a
-commercial API. Each request is matched to a "conversation key" (a hash of its messages),
-so a script can say "the first attempt for this row gets a 429, the second succeeds" even
-though the runner sends rows concurrently and in any order.
+and JSON bodies go through the same HTTP code as against vLLM or a commercial API. Each
+request is matched to a "conversation key" (a hash of its messages), so a script can say
+"the first attempt for this row gets a 429, the second succeeds" even though the runner
+sends rows concurrently and in any order.
 
 The server is bounded: it answers at most ``max_requests`` requests (then 503s), a slow
-reply waits at most ``max_delay`` seconds and wakes up at once on shutdown, and a
-watchdog shuts the server down after ``lifetime`` seconds even if a test forgets to.
+reply waits at most ``max_delay`` seconds and wakes up at once on shutdown (so do stalls
+and drips), and a watchdog shuts the server down after ``lifetime`` seconds even if a test
+forgets to. Hostile replies (``Reply.body``, ``drip``, ``stall``, ``echo_headers``) script
+the servers the runner must survive.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)  # e.g. {"Retry-After": "0"}
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    # Hostile servers: ``body`` is sent as is instead of a completion (a cut-off or
+    # non-JSON body, a wrong shape); ``drip`` sends the body one byte per that many
+    # seconds; ``stall`` sends the headers and then nothing until the server stops;
+    # ``echo_headers`` puts the request's headers into an error body, as some proxies do.
+    body: bytes | None = None
+    drip: float = 0.0
+    stall: bool = False
+    echo_headers: bool = False
 
 
 @dataclass(frozen=True)
@@ -203,8 +213,14 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             reply = server.script(request)
             if reply.delay > 0 and server._stopping.wait(min(reply.delay, server.max_delay)):
                 return  # shutting down: drop the connection
+            if reply.body is not None or reply.drip or reply.stall:
+                self._send_raw(reply)
+                return
             if reply.status != 200:
-                payload = {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
+                message = f"scripted {reply.status}"
+                if reply.echo_headers:
+                    message += f" for request headers {dict(self.headers.items())}"
+                payload = {"error": {"message": message, "type": "scripted"}}
                 self._send_json(reply.status, payload, reply.headers)
                 return
             usage = {
@@ -227,6 +243,36 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 "usage": usage,
             }
             self._send_json(200, completion, reply.headers)
+
+        def _send_raw(self, reply: Reply) -> None:
+            data = (
+                reply.body
+                if reply.body is not None
+                else json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": reply.content}}]}
+                ).encode("utf-8")
+            )
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.flush()
+                if reply.stall:
+                    server._stopping.wait()
+                    return
+                if not reply.drip:
+                    self.wfile.write(data)
+                    return
+                for k in range(len(data)):
+                    self.wfile.write(data[k : k + 1])
+                    self.wfile.flush()
+                    if server._stopping.wait(reply.drip):
+                        return
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up
 
         def _send_json(
             self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -19,7 +19,7 @@ from splice_build.cli import main as splice_main
 from splice_eval import annotate
 from splice_eval.annotate import Assignment, HumanAnswer, SheetError
 from splice_eval.builddata import iter_rows, read_meta
-from splice_eval.predictions import read_predictions
+from splice_eval.predictions import read_metadata, read_predictions
 from splice_metric.splice_metric import score
 
 # --- assignment -----------------------------------------------------------------------
@@ -307,6 +307,10 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     for config in annotate.MODALITIES:
         preds = {p.video_id: p for p in read_predictions(out / f"human_{config}.jsonl")}
         assert set(preds) == set(vids)
+        produced = read_metadata(out / f"human_{config}.jsonl")
+        assert produced["producer"] == "splice annotate ingest"
+        assert produced["model"] == "human" and produced["config"] == config
+        assert produced["annotators"] == sorted({p.extra["annotator"] for p in preds.values()})
         kept = vids[1:]
         result = score([preds[v].order for v in kept], [orders[v] for v in kept])
         wrong = 1  # second video's video_text best guess, or third video's video answer

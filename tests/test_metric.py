@@ -193,6 +193,30 @@ def test_invalid_predictions_are_scored_as_given() -> None:
     assert empty["edit_distance"] == 3.0 and empty["kendall_tau"] == 0.0
 
 
+def test_unparsed_and_invalid_are_counted_apart() -> None:
+    """A prediction with no readable order is unparsed (and invalid); a read order that is
+    not a permutation is only invalid; both kinds in every cell, the add_batch path too."""
+    preds = [[1, 2], None, [1, 1], "no idea", "<order>Video 2, Video 2</order>", [], "2, 1"]
+    refs = [[1, 2], [1, 2], [1, 2], [2, 1], [1, 2], [1, 2, 3], [2, 1]]
+    r = score(preds, refs, groups=list("aabbccd"), random_baseline=True, confidence_level=0.9)
+    assert r["invalid_rate"] == pytest.approx(5 / 7)
+    assert r["unparsed_rate"] == pytest.approx(2 / 7)  # None and "no idea"
+    assert r["by_num_clips"][2]["unparsed_rate"] == pytest.approx(2 / 6)
+    assert r["by_num_clips"][3]["unparsed_rate"] == 0.0  # [] was read: empty, invalid
+    assert r["by_group"]["b"]["unparsed_rate"] == 0.5
+    assert r["random_baseline"]["unparsed_rate"] == 0.0
+    assert r["confidence_intervals"]["unparsed_rate"][0] <= 2 / 7
+    # the metrics of an unparsed prediction are those of an empty one
+    assert score([None], [[1, 2, 3]])["edit_distance"] == score([[]], [[1, 2, 3]])["edit_distance"]
+    texts = ["1, 2", None, "1, 1", "no idea", "<order>Video 2, Video 2</order>", "3", "2, 1"]
+    for config, items in (("default", preds), ("text", texts)):
+        metric = evaluate.load(str(METRIC_DIR), config)
+        metric.add_batch(predictions=items, references=refs)
+        got = metric.compute()
+        assert got["unparsed_rate"] == pytest.approx(2 / 7), config
+        assert got["invalid_rate"] == pytest.approx(5 / 7), config
+
+
 def test_one_clip() -> None:
     assert score([[5]], [[5]])["kendall_tau"] == 1.0
     assert score([[4]], [[5]])["pairwise_accuracy"] == 0.0

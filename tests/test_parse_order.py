@@ -53,7 +53,30 @@ from splice_metric import parse_order
         ("c, a, b", [3, 1, 2]),
         ("The clips happen in this order.\nAnswer: 3, 1, 2", [3, 1, 2]),
         ("The correct order is Video 3, Video 1, Video 2.", [3, 1, 2]),
+        # the official SPLICE scripts' fallbacks for malformed tags (utils/evaluation.py)
+        ("<order>Video 2, Video 3, Video 1<order>", [2, 3, 1]),  # closing slash missing
+        ("Answer: <order>Video 2, Video 1<order>\nDone.", [2, 1]),
+        ("</order>Video 3, Video 1, Video 2</order>", [3, 1, 2]),  # opening tag as closing
+        ("<order>Video 1, Video 2</order> then <order></order>", [1, 2]),  # empty last
+        # JSON answers: an object with an "order" list (labels or numbers), a bare list,
+        # inside or outside code fences and tags
+        ('{"order": [2, 3, 1]}', [2, 3, 1]),
+        ('{"order": ["Video 2", "Video 3", "Video 1"]}', [2, 3, 1]),
+        ('{"Order": ["2", "1"]}', [2, 1]),
+        ('{"order": ["b", "a", "c"]}', [2, 1, 3]),
+        ('{"reasoning": "clip 1 shows the end", "order": [3, 1, 2]}', [3, 1, 2]),
+        ('Here is my answer: {"order": [2, 1]} -- hope that helps', [2, 1]),
+        ('{"answer": {"order": "Video 2, Video 1"}}', [2, 1]),
+        ('```json\n{"order": [2, 3, 1]}\n```', [2, 3, 1]),
+        ('Sure.\n```json\n{\n  "order": ["Video 3", "Video 1", "Video 2"]\n}\n```', [3, 1, 2]),
+        ('```\n["Video 2", "Video 1"]\n```', [2, 1]),
+        ('["Video 2", "Video 1"]', [2, 1]),
+        ("[2, 3, 1]", [2, 3, 1]),
+        ('<order>{"order": [2, 1]}</order>', [2, 1]),
+        ('<order>["Video 3", "Video 2", "Video 1"]</order>', [3, 2, 1]),
+        ('{"order": [1, 2]} no wait: {"order": [2, 1]}', [2, 1]),  # the last one counts
         # answers that are read but are not permutations (scored as invalid, not dropped)
+        ('{"order": [2, 2]}', [2, 2]),
         ("<order>Video 1, Video 1, Video 2</order>", [1, 1, 2]),
         ("<order>Video 12, Video 3</order>", [12, 3]),
     ],
@@ -74,6 +97,17 @@ def test_parses(text: str, expected: list[int]) -> None:
         "<order>1, b, 3</order>",  # numbers and letters mixed
         "Video 1 shows cutting, Video 2 juicing, so Video 1 comes before Video 2.",
         "1.5, 2",
+        # prose and JSON without an order
+        "The clips show someone cooking; I cannot say which comes first.",
+        "As shown in [1], [2] the task is hard to order.",  # a list inside prose
+        '{"order": []}',
+        '{"order": [1.5, 2]}',  # not integer labels, as in text
+        '{"order": [true, false]}',
+        '{"order": ["first the cutting", "then the juice"]}',
+        '{"answer": "I do not know"}',
+        '```json\n{"explanation": "unclear"}\n```',
+        "<order><order>",
+        '{"order": "unknown"}',
     ],
 )
 def test_unparseable_is_none(text: str) -> None:

@@ -148,7 +148,7 @@ def test_build_report_numbers_come_from_the_metric(tmp_path):
     runs = [
         report.Run("human", "video", videos, truth),
         report.Run("guess", "video", videos, guess),
-        report.Run("guess", "text", videos, [None] * 5 + guess[5:], missing=5, invalid=5),
+        report.Run("guess", "text", videos, [None] * 5 + guess[5:], missing=5),
     ]
     rep = report.build_report(runs, meta)
     human, g_video, g_text = rep["runs"]
@@ -171,7 +171,7 @@ def test_build_report_numbers_come_from_the_metric(tmp_path):
     for r in g_video["by_domain"]:
         assert r["lo"] <= r["mean"] <= r["hi"]
     # missing predictions are invalid: scored, not dropped
-    assert g_text["invalid"] == 5
+    assert g_text["missing"] == 5 and g_text["invalid"] == 0
     with_missing = score([None] * 5 + guess[5:], truth)
     assert with_missing["invalid_rate"] == pytest.approx(5 / len(videos))
     assert g_text["overall"]["binary_accuracy"]["mean"] == pytest.approx(
@@ -245,10 +245,20 @@ def test_report_on_demo_build(demo_build, tmp_path):
         assert_real_png(p)
         assert f"]({p.name})" in md
     runs = {(r["model"], r["config"]): r for r in data["runs"]}
-    assert runs[("human", "video")]["invalid"] == 1
+    assert runs[("human", "video")]["unparsed"] == 1 and runs[("human", "video")]["invalid"] == 0
     assert runs[("human", "video")]["overall"]["binary_accuracy"]["mean"] == pytest.approx(
         (len(vids) - 1) / len(vids)
     )
+    # how each file's answers were produced: the baselines' metadata lines, or none
+    assert "## How the answers were produced" in md
+    assert (
+        "| random | video | `random-video.jsonl` | producer splice baseline; model random; "
+        "config video; seed 0; splice_version "
+    ) in md
+    assert "| human | video | `human.jsonl` | no metadata line" in md
+    (source,) = runs[("identity", "video")]["sources"]
+    assert source["metadata"]["producer"] == "splice baseline"
+    assert source["metadata"]["model"] == "identity" and "seed" not in source["metadata"]
     for section in ("Table 2", "Table 5", "Fig. 2", "Section 7.5", "Tables 3-4"):
         assert section in md
     assert "| taxonomy-prior | text |" in md

@@ -16,8 +16,10 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
+from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, read_predictions
 from splice_eval.runner import (
+    DEFAULT_MAX_ANSWER_BYTES,
     CallResult,
     ChatCaller,
     EndpointError,
@@ -51,15 +53,25 @@ class Sleeps:
             self.calls.append(seconds)
 
 
-def make_caller(server: FakeOpenAIServer, *, timeout=5.0, retries=3, base=0.25, sleep=None):
-    import openai
-
-    client = openai.OpenAI(base_url=server.url, api_key=SECRET, timeout=timeout, max_retries=0)
+def make_caller(
+    server: FakeOpenAIServer | str,
+    *,
+    timeout=5.0,
+    retries=3,
+    base=0.25,
+    sleep=None,
+    max_bytes=DEFAULT_MAX_ANSWER_BYTES,
+    breaker=None,
+):
     return ChatCaller(
-        client,
+        server if isinstance(server, str) else server.url,
         "fake-model",
         RetryPolicy(max_retries=retries, base=base, cap=1.0),
+        api_key=SECRET,
+        timeout=timeout,
+        max_bytes=max_bytes,
         generation={"temperature": 0.0},
+        breaker=breaker,
         sleep=sleep or Sleeps(),
     )
 
@@ -275,7 +287,7 @@ def test_resume_skips_answered_rows_and_retries_errors(tmp_path):
 def test_resume_refuses_another_runs_file(tmp_path):
     out = tmp_path / "preds.jsonl"
     out.write_text(Prediction("v", "video", "other-model", "x", None).to_json() + "\n")
-    with pytest.raises(ValueError, match="other-model"):
+    with pytest.raises(UserError, match="other-model"):
         run_jobs(
             jobs_for(["v"]), lambda m: CallResult("x", None, 1), out=out, config="text", model="m"
         )
@@ -333,6 +345,11 @@ def oracle(rows: list[dict], wrong: set[str] = frozenset()):
 
 def cli(argv: list[str]) -> int:
     return splice_main(["run", *argv])
+
+
+def debug_cli(argv: list[str]) -> int:
+    """The command with --debug: a UserError is raised, not printed."""
+    return splice_main(["--debug", "run", *argv])
 
 
 def test_cli_text_config_scores_and_resumes(demo_build, tmp_path, capsys, caplog, monkeypatch):
@@ -458,7 +475,9 @@ def test_cli_stops_on_auth_error_and_reports_errors(demo_build, tmp_path, capsys
 def test_cli_rejects_bad_options(demo_build, tmp_path):
     base = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--data", str(demo_build)]
     base += ["--out", str(tmp_path / "x.jsonl")]
-    with pytest.raises(SystemExit, match="--frames applies to --as images"):
-        cli([*base, "--config", "video", "--as", "video", "--frames", "fps=2"])
-    with pytest.raises(SystemExit, match="NOT_SET_VAR"):
-        cli([*base, "--config", "text", "--api-key-env", "NOT_SET_VAR"])
+    with pytest.raises(UserError, match="--frames applies to --as images"):
+        splice_main(
+            ["--debug", "run", *base, "--config", "video", "--as", "video", "--frames", "fps=2"]
+        )
+    with pytest.raises(UserError, match="NOT_SET_VAR"):
+        splice_main(["--debug", "run", *base, "--config", "text", "--api-key-env", "NOT_SET_VAR"])

@@ -85,7 +85,11 @@ def test_scores_runs_with_groups_baseline_and_json(
     assert code == 0
     printed = capsys.readouterr().out
     assert "oracle.jsonl:oracle/text" in printed and "random (expected)" in printed
-    assert "partial.jsonl:guess/text: 1 video(s) without a prediction" in printed
+    assert "partial.jsonl:guess/text: no metadata line" in printed
+    assert (
+        "scored as invalid: 1 video(s) without a prediction; "
+        "1 answer(s) with no readable order (unparsed)"
+    ) in printed
     assert "by domain" in printed and "ChangeTire" in printed
 
     payload = json.loads(out_json.read_text())
@@ -98,6 +102,7 @@ def test_scores_runs_with_groups_baseline_and_json(
     for metric in ("binary_accuracy", "hamming_accuracy", "edit_distance", "invalid_rate"):
         assert guess[metric] == pytest.approx(want[metric])
     assert guess["invalid_rate"] == 0.5 and guess["missing"] == 1
+    assert guess["unparsed_rate"] == 0.5 and guess["unparsed"] == 1 and guess["invalid"] == 0
     assert guess["by_num_clips"]["3"]["count"] == 2
     assert guess["by_group"]["domain"]["Dish"]["binary_accuracy"] == 0.5
     assert guess["by_group"]["task"]["PatchTire"]["invalid_rate"] == 1.0
@@ -105,6 +110,43 @@ def test_scores_runs_with_groups_baseline_and_json(
     baseline = guess["random_baseline"]
     assert baseline["binary_accuracy"] == pytest.approx((1 / 2 + 1 / 6 + 1 / 24 + 1 / 6) / 4)
     assert baseline["by_group"]["domain"]["Dish"]["binary_accuracy"] == pytest.approx(1 / 3)
+
+
+def test_metadata_and_kinds_of_invalid_are_shown(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    meta = {
+        "producer": "splice run",
+        "model": "qwen",
+        "config": "text",
+        "endpoint": "http://gpu-box:8000/v1",
+        "prompt_version": sd.PROMPT_VERSION,
+        "sampling": {"max_tokens": 1024, "temperature": 0.0},
+        "splice_version": "0.1.0",
+    }
+    preds = [
+        Prediction("vid_a", "text", "qwen", "<order>Video 2, Video 1</order>", [2, 1]),
+        Prediction("vid_b", "text", "qwen", "<order>Video 1, Video 1</order>", [1, 1]),
+        Prediction("vid_c", "text", "qwen", "I am not sure.", None),
+        Prediction("vid_d", "text", "qwen", None, None, {"error": "timeout: no answer"}),
+    ]
+    path = write_predictions(tmp_path / "qwen.jsonl", preds, metadata=meta)
+    out_json = tmp_path / "s.json"
+    assert main(["score", str(path), "--data", str(build_dir), "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "qwen.jsonl:qwen/text: producer splice run; model qwen; config text; endpoint "
+        "http://gpu-box:8000/v1; prompt_version " + sd.PROMPT_VERSION
+    ) in printed
+    assert "sampling max_tokens=1024,temperature=0.0" in printed
+    assert (
+        "scored as invalid: 1 request error(s); 1 answer(s) with no readable order (unparsed); "
+        "1 order(s) read that are not a permutation (invalid)"
+    ) in printed
+    (run,) = json.loads(out_json.read_text())["runs"]
+    assert run["metadata"] == meta
+    assert (run["errors"], run["unparsed"], run["invalid"], run["missing"]) == (1, 1, 1, 0)
+    assert run["invalid_rate"] == 0.75 and run["unparsed_rate"] == 0.5
 
 
 def test_unknown_video_is_an_error_naming_file_and_video(
