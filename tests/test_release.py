@@ -511,3 +511,32 @@ def test_publish_uploads_the_manifest_the_validator_needs(imported, capsys):
     assert MANIFEST in uploaded and "README.md" in uploaded
     assert main(["publish", str(imported.out), "--repo-id", "me/splice-release", "--dry-run"]) == 0
     assert MANIFEST in capsys.readouterr().out
+
+
+def test_a_clip_failing_validation_costs_its_video_and_leaves_the_manifest_true(
+    release_dir, tmp_path, monkeypatch
+):
+    """The shared tail drops a video whose clips fail `splice validate` and writes the rest
+    again; for an import the manifest is rendered again too, without that video."""
+    import dataclasses
+
+    original = release.import_video
+
+    def miscounted(entry, *args, **kwargs):
+        video = original(entry, *args, **kwargs)
+        if entry.video_id != BFRAMES:
+            return video
+        first, *rest = video.cut.clips
+        clips = (dataclasses.replace(first, num_frames=first.num_frames + 1), *rest)
+        return dataclasses.replace(video, cut=dataclasses.replace(video.cut, clips=clips))
+
+    monkeypatch.setattr(release, "import_video", miscounted)
+    result = release.run_import(release.ImportConfig(source=str(release_dir), out=tmp_path / "o"))
+    assert result.problems == [] and validate.validate(result.out) == []
+    status = {v["video_id"]: v for v in load_report(result.out)["videos"]}
+    assert status[BFRAMES]["status"] == "skipped" and status[BFRAMES]["stage"] == "validate"
+    assert "records" in status[BFRAMES]["reason"]
+    manifest = json.loads((result.out / MANIFEST).read_text("utf-8"))
+    assert sorted(manifest["clips"]) == sorted(IMPORTED - {BFRAMES})
+    assert not any(BFRAMES in f["path"] for f in manifest["files"])
+    assert (result.remuxed, result.re_encoded) == (13, 2)
