@@ -785,7 +785,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {result.out}")
     for problem in result.problems:
         print(f"validate: {problem}")
-    return 1 if result.problems else 0
+    # As for `splice build`: the folder is usable without a video dropped at validation,
+    # but the exit status says it happened.
+    rejected = [v for v in result.report.skipped if v.stage == "validate"]
+    for video in rejected:
+        print(f"validate: video {video.video_id} dropped: {video.reason}")
+    return 1 if result.problems or rejected else 0
 
 
 __all__ = [
