@@ -394,10 +394,16 @@ def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
     snapshot = tmp_path / "hub" / "snapshots" / commit
 
     def fake_snapshot_download(**kwargs):
+        """The Hub cache's layout: files are blobs named by hash, the snapshot symlinks."""
         calls.append(kwargs)
-        shutil.copytree(
-            release_dir / release.SEGMENTS_DIR / "03", snapshot / release.SEGMENTS_DIR / "03"
-        )
+        blobs = tmp_path / "hub" / "blobs"
+        blobs.mkdir(parents=True)
+        for path in sorted((release_dir / release.SEGMENTS_DIR / "03").iterdir()):
+            blob = blobs / hashlib.sha256(path.read_bytes()).hexdigest()
+            shutil.copy(path, blob)
+            link = snapshot / release.SEGMENTS_DIR / "03" / path.name
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(blob)
         return str(snapshot)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
@@ -413,6 +419,10 @@ def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
     ]
     manifest = json.loads((out / MANIFEST).read_text("utf-8"))
     assert (manifest["repo_id"], manifest["revision"]) == ("prokajevo/splice-benchmark", commit)
+    links = sorted((snapshot / release.SEGMENTS_DIR / "03").iterdir())
+    assert [(f["path"], f["sha256"]) for f in manifest["files"]] == [
+        (f"{release.SEGMENTS_DIR}/03/{link.name}", link.resolve().name) for link in links
+    ]
     assert f"at revision `{commit}`" in (out / "README.md").read_text("utf-8")
     assert validate.validate(out) == []
 
