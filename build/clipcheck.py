@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import av
 
+from splice_build.records import MIN_FPS, MIN_SIDE
+
 TOLERANCE_FRAMES = 1.0
 ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
 # mp4 metadata the muxer writes by itself; anything else could carry source information.
@@ -109,6 +111,11 @@ def clip_problems(
         out.append(f"first frame at {probe.first_time:.3f} s, not 0: it carries source time")
     if probe.extra_metadata:
         out.append(f"mp4 metadata beyond the muxer's: {probe.extra_metadata}")
+    if min(probe.width, probe.height) < MIN_SIDE:
+        out.append(f"short side of {probe.width}x{probe.height} is under {MIN_SIDE} px")
+    # Too slow to follow; the frame tolerance below would also grow with its long frames.
+    if probe.frame_duration > 1 / MIN_FPS + ROUNDING:
+        out.append(f"frame rate {1 / probe.frame_duration:.3g} fps is under {MIN_FPS:g} fps")
     if probe.rotation:  # the cutter turns the pixels; a matrix would turn them again
         out.append(f"carries a display matrix (rotation {probe.rotation}): players turn it")
     allowed = tolerance_frames * probe.frame_duration + ROUNDING

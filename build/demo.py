@@ -23,7 +23,10 @@ from .pipeline import BuildConfig, run_build
 from .report import REPORT_TXT, load_report
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
-SOURCES_DIR = "stand-in-sources"  # inside the work folder
+# Inside the demo's work folder: the rendered sources, and the build's own work folder
+# beside them (a build's work folder may not hold its sources).
+SOURCES_DIR = "stand-in-sources"
+CUTS_DIR = "cuts"
 
 
 def demo_annotations_path() -> Path:
@@ -59,7 +62,7 @@ def build_demo(
             annotations=annotations,
             videos=sources,
             out=out_dir,
-            work=work_dir,
+            work=work_dir / CUTS_DIR,
             seed=seed,
             workers=workers,
             stand_in=True,

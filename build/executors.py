@@ -7,13 +7,20 @@ same output.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Protocol
 
 from .worker import Outcome, VideoTask, process_video, thread_budget
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class Executor(Protocol):
@@ -26,6 +33,8 @@ class LocalExecutor:
     Workers are spawned, not forked: a forked worker would carry the driver's memory
     (``datasets``, pyarrow, pandas: about 150 MB of RSS) into every process, while a
     spawned one imports only the cutter. Each worker gets ``cores // workers`` threads.
+    Workers die with the driver (`die_with_parent`): a killed build must not leave them
+    cutting into a work folder that a rerun uses.
     """
 
     def __init__(self, workers: int | None = None):
@@ -40,7 +49,9 @@ class LocalExecutor:
         pending = set()
         queue = iter(tasks)
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(self.workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             for task in queue:
                 pending.add(pool.submit(process_video, task, self.threads))
                 if len(pending) >= 2 * self.workers:
@@ -49,6 +60,32 @@ class LocalExecutor:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 yield from (f.result() for f in done)
+
+
+def die_with_parent(parent: int) -> None:
+    """End this worker as soon as the process ``parent`` is gone, even killed by SIGKILL.
+
+    On Linux the kernel sends SIGKILL when the parent exits (``PR_SET_PDEATHSIG``); the
+    parent may have died before that was set, hence the check after it. Elsewhere a thread
+    polls the parent id (a dead parent's orphans are adopted by another process). Either
+    way the worker stops mid-cut at worst, which is safe: a cut is committed by a rename,
+    and uncommitted temporary folders are removed by the next build."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass  # no prctl: poll instead
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def make_executor(

@@ -55,6 +55,10 @@ SEGMENT_TOLERANCE = 1.0  # seconds a segment (or `end`) may pass `duration`
 REQUIRED_FIELDS = ("class", "recipe_type", "subset", "duration", "video_url", "annotation")
 STEP_FIELDS = ("id", "segment", "label")
 _VIDEO_ID = re.compile(r"[A-Za-z0-9_-]+")
+# Longest video id kept (YouTube's are 11 characters): every name the build makes from an id
+# must fit, the tightest being a WebDataset member, `<id>.video<k>.mp4`, in a USTAR header's
+# 100 bytes; a longer id is skipped here rather than failing the whole build there.
+MAX_VIDEO_ID = 64
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,10 @@ def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
     """One COIN entry as a VideoEntry; raises _Invalid with the reason."""
     if not _VIDEO_ID.fullmatch(video_id):
         raise _Invalid(f"video id {video_id!r} is not a YouTube id (letters, digits, - and _)")
+    if len(video_id) > MAX_VIDEO_ID:
+        raise _Invalid(
+            f"video id of {len(video_id)} characters is not a YouTube id (at most {MAX_VIDEO_ID})"
+        )
     if not isinstance(raw, dict):
         raise _Invalid(f"entry is {_kind(raw)}, expected an object")
     _no_duplicate_fields(raw, "")

@@ -5,26 +5,40 @@ The driver does the cheap, global stages (ingest, select) itself, hands the per-
 shuffled, into the shard writer. The output depends only on the inputs, the seed and the
 settings, never on the executor, the number of workers or earlier interruptions: the work
 folder is keyed by what each cut depends on, and the writer sees the same sequence.
+
+Before any of it, the options and the folders are checked and the folders locked
+(`ownership`): a build never deletes what it did not make, writes its output beside the old
+one and swaps it in only when finished, so a failed, empty or killed build changes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
 
-from . import card, download_report, probe, select, shuffle, sources, validate, write
+from . import card, download_report, ownership, probe, select, shuffle, sources, validate, write
+from .errors import UserError
 from .executors import make_executor
-from .records import CutSettings, ShuffledVideo, Skip, SourceIndex, VideoEntry
+from .records import (
+    MIN_FPS,
+    MIN_SIDE,
+    CutSettings,
+    ShuffledVideo,
+    Skip,
+    SourceIndex,
+    VideoEntry,
+)
 from .report import BuildReport
 from .workdir import WorkDir
 from .worker import VideoTask
@@ -57,7 +71,8 @@ class BuildConfig:
 
     @property
     def work_dir(self) -> Path:
-        return self.work or self.out.with_name(self.out.name + "-work")
+        # Spelled out absolute: `--out .` or `--out ..` have no name to add "-work" to.
+        return self.work or Path(os.path.abspath(self.out) + "-work")
 
 
 @dataclass(frozen=True)
@@ -69,10 +84,39 @@ class BuildResult:
 
 
 def run_build(config: BuildConfig) -> BuildResult:
+    """Build ``config.out``; raises `UserError`, having changed nothing of value, for bad
+    options or folders, another build holding the folders, or a build of no video.
+
+    The previous output is replaced only by a finished (and, unless ``validate`` is off,
+    validated) build; until then the new one is written into a hidden folder beside it."""
     started = time.monotonic()
-    report = BuildReport(settings=_settings(config))
+    check_options(config)
+    ownership.check_folders(
+        out=config.out,
+        work=config.work_dir,
+        videos=config.videos,
+        annotations=config.annotations,
+        curation=config.curation,
+    )
+    # Absolute from here on: workers (Ray's above all) may run in another folder.
+    given = config
+    config = replace(
+        config,
+        annotations=config.annotations.absolute(),
+        videos=config.videos.absolute(),
+        out=config.out.absolute(),
+        work=config.work_dir.absolute(),
+        curation=config.curation.absolute() if config.curation else None,
+    )
+    with ownership.locked(config.out, config.work_dir):
+        return _locked_build(config, given, started)
+
+
+def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> BuildResult:
+    roots = {"<videos>": config.videos, "<work>": config.work_dir, "<out>": config.out}
+    report = BuildReport(settings=_settings(config), local_roots=roots)
     annotations, selection = select.select_annotations(
-        config.annotations,
+        given.annotations,
         subset_size=config.subset_size,
         seed=config.seed,
         curation=config.curation,
@@ -83,17 +127,21 @@ def run_build(config: BuildConfig) -> BuildResult:
     for skip in selection.skips:
         report.skip(skip)
     report.warnings.extend(selection.warnings)
+    if not selection.selected:
+        raise UserError(_nothing_built(report, given, "selected"))
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
     keys = _cut_all(selection.selected, work, config, report)
+    if not keys:
+        raise UserError(_nothing_built(report, given, "included"))
 
     entries = [e for e in selection.selected if e.video_id in keys]
     downloaded = download_report.missing_among(
         config.videos, [e.video_id for e in selection.selected]
     )
 
-    def card_text(written: write.WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
+    def render(written: write.WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
         about = card.Provenance(
             annotations_file=config.annotations.name,
             annotations_sha256=annotations.sha256,
@@ -117,12 +165,13 @@ def run_build(config: BuildConfig) -> BuildResult:
         lambda: _shuffled(entries, work, keys, config.seed),
         config.out,
         report,
-        card_text,
+        render,
         format=config.format,
         max_shard_bytes=config.max_shard_bytes,
         validate_output=config.validate,
+        nothing=lambda what: _nothing_built(report, given, what),
     )
-    return BuildResult(config.out, report, problems, time.monotonic() - started)
+    return BuildResult(given.out, report, problems, time.monotonic() - started)
 
 
 def finish_build(
@@ -134,36 +183,44 @@ def finish_build(
     format: str = "parquet",
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
     validate_output: bool = True,
+    nothing: Callable[[str], str],
 ) -> list[validate.Problem]:
-    """The tail every build shares (``splice build``, ``splice import-release``): shuffled
-    videos -> shards -> card -> report, validated in a staging folder, then moved to ``out``.
+    """The tail every build shares (``splice build``, ``splice import-release``; call it
+    holding the output's lock): shuffled videos -> shards -> card -> report in a staging
+    folder, validated, then swapped in for ``out``.
 
     ``videos`` is called once per pass and output format (each streams the clips again);
     ``render(written, extra_sections)`` gives the files beside the shards (README.md and
-    any other, e.g. an import's manifest), from what was written and the report as it is.
-    """
-    staging = out.with_name(out.name + ".incomplete")
+    any other, e.g. an import's manifest) from what was written and the report as it is;
+    ``nothing(what)`` is the message of the `UserError` raised when no video is left."""
+    staging = ownership.new_staging(out)
     dropped: set[str] = set()
 
     def kept() -> Iterator[ShuffledVideo]:
         return (v for v in videos() if v.entry.video_id not in dropped)
 
-    _write_output(staging, kept, report, render, format, max_shard_bytes)
-    problems = validate.validate(staging) if validate_output else []
-    failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
-    if failing:
-        # Whatever the cutter accepts the validator should accept (both apply clipcheck);
-        # a clip that still fails costs its video, not the build: it is dropped with the
-        # problem in the report, and the rest is written again. Those clips decoded in
-        # the first pass and are the same bytes, so the second pass reads packets only.
-        for video_id, what in sorted(failing.items()):
-            report.drop(Skip(video_id, "validate", what))
-            dropped.add(video_id)
+    try:
         _write_output(staging, kept, report, render, format, max_shard_bytes)
-        problems = validate.validate(staging, quick=True)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(staging, out)
+        problems = validate.validate(staging) if validate_output else []
+        failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
+        if failing:
+            # Whatever the cutter accepts the validator should accept (both apply
+            # clipcheck); a clip that still fails costs its video, not the build: it is
+            # dropped with the problem in the report, and the rest is written again. Those
+            # clips decoded in the first pass and are the same bytes, so the second pass
+            # reads packets only.
+            for video_id, what in sorted(failing.items()):
+                report.drop(Skip(video_id, "validate", what))
+                dropped.add(video_id)
+            if not report.included:
+                raise UserError(nothing("valid"))
+            _write_output(staging, kept, report, render, format, max_shard_bytes)
+            problems = validate.validate(staging, quick=True)
+        if not problems:
+            ownership.replace_output(staging, out)
+    finally:
+        if staging.exists():  # unswapped: a failed build, which must not replace the old one
+            shutil.rmtree(staging)
     return problems
 
 
@@ -175,10 +232,10 @@ def _write_output(
     format: str,
     max_shard_bytes: int,
 ) -> None:
-    """Shards, card (and the other rendered files) and report, into a fresh staging folder."""
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    """Shards, the rendered files (card...) and the report, into the (emptied) staging
+    folder."""
+    for child in staging.iterdir():  # the build made the staging folder and all it holds
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
     written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
@@ -199,6 +256,44 @@ def _clip_problems_by_video(problems: list[validate.Problem], included: set[str]
         if problem.video_id in included and column.startswith(f"{schema.CLIPS}["):
             found.setdefault(problem.video_id, f"{column} {problem.what}")
     return found
+
+
+def check_options(config: BuildConfig) -> None:
+    """Refuse settings that cannot give a usable build, before any work, naming the option
+    (the library call is checked like the command line, so the names are the options')."""
+    cut = config.cut
+    checks = (
+        ("--max-side", cut.max_side, cut.max_side >= MIN_SIDE,
+         f"at least {MIN_SIDE} pixels (the clips' short side)"),
+        ("--fps", cut.fps, cut.fps is None or MIN_FPS <= cut.fps < math.inf,
+         f"at least {MIN_FPS:g} frame per second, so that every step (COIN's shortest "
+         "lasts 1 s) keeps a frame and no frame outlasts its step"),
+        ("--tolerance", config.tolerance, 0 <= config.tolerance < math.inf,
+         "a number of seconds, not negative"),
+        ("--workers", config.workers, config.workers is None or config.workers >= 1,
+         "at least 1"),
+        ("--limit", config.limit, config.limit is None or config.limit >= 1,
+         "a positive number of videos"),
+        ("--subset-size", config.subset_size, config.subset_size is None or config.subset_size >= 1,
+         "a positive number of videos"),
+        ("--max-shard-mb", config.max_shard_bytes / 1_000_000, config.max_shard_bytes > 0,
+         "positive"),
+    )  # fmt: skip
+    for option, value, ok, rule in checks:
+        if not ok:
+            raise UserError(f"{option} {value:g}: must be {rule}")
+
+
+def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
+    """Why a build has no video, in one line: counts per stage and the first reason."""
+    skipped = report.skipped
+    stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
+    first = f"; e.g. {skipped[0].video_id}: {report.portable(skipped[0].reason)}" if skipped else ""
+    return (
+        f"no video {what}: all {len(report.videos)} videos of {given.annotations.name} were "
+        f"skipped ({stages}){first} (--videos {given.videos}); nothing written, --out "
+        f"{given.out} left as it was"
+    )
 
 
 def _cut_all(
@@ -354,13 +449,13 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    for path, what in ((args.annotations, "annotation file"), (args.videos, "video folder")):
+    for path, what in ((args.annotations, "--annotations"), (args.videos, "--videos")):
         if not path.exists():
-            print(f"splice build: {what} not found: {path}")
-            return 2
+            raise UserError(f"{what} {path}: not found")
+    if not args.videos.is_dir():
+        raise UserError(f"--videos {args.videos}: not a folder")
     result = run_build(config_from_args(args))
     print(result.report.summary())
-    print(f"wrote {result.out} in {result.seconds:.1f} s")
     for problem in result.problems:
         print(f"validate: {problem}")
     # A video whose clips fail the validator's rule means a cutter bug: the build is
@@ -368,4 +463,8 @@ def run(args: argparse.Namespace) -> int:
     rejected = [v for v in result.report.skipped if v.stage == "validate"]
     for video in rejected:
         print(f"validate: video {video.video_id} dropped: {video.reason}")
-    return 1 if result.problems or rejected else 0
+    if result.problems:
+        print(f"{len(result.problems)} problem(s): nothing written, {args.out} left as it was")
+        return 1
+    print(f"wrote {args.out} in {result.seconds:.1f} s")
+    return 1 if rejected else 0

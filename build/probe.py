@@ -24,7 +24,15 @@ from splice_build.frames import (
     to_pts,
     to_seconds,
 )
-from splice_build.records import ProbedVideo, SkipVideo, SourceCandidates, SourceInfo, VideoEntry
+from splice_build.records import (
+    MIN_FPS,
+    MIN_SIDE,
+    ProbedVideo,
+    SkipVideo,
+    SourceCandidates,
+    SourceInfo,
+    VideoEntry,
+)
 from splice_build.sources import index_sources, not_found_reason
 
 # Seconds a source may fall short of its last step's end: COIN marks most times in whole
@@ -108,6 +116,7 @@ def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
         pts, frame = found
         reached = to_seconds(pts, time_base, reader.origin)
         rate = source_rate(stream)
+        _check_least(path, frame.width, frame.height, rate)
         info = SourceInfo(
             path=path,
             container=container.format.name,
@@ -127,6 +136,20 @@ def quarter_turns(degrees: float) -> int:
     """A display matrix's rotation (FFmpeg's counterclockwise degrees, -180..180) as
     quarter turns 0..3; phones only write multiples of 90, others round to the nearest."""
     return round(degrees / 90) % 4
+
+
+def _check_least(path: Path, width: int, height: int, rate: Fraction | None) -> None:
+    """Refuse a source whose clips could only be below the least a clip may be (the cutter
+    never upscales nor raises the frame rate), which `splice validate` would reject."""
+    if min(width, height) < MIN_SIDE:
+        raise SkipVideo(
+            "probe", f"source video {path} is {width}x{height}: under {MIN_SIDE} px on a side"
+        )
+    if rate and rate < MIN_FPS:
+        raise SkipVideo(
+            "probe",
+            f"source video {path} has {float(rate):.3g} frames per second, under {MIN_FPS:g}",
+        )
 
 
 def _header_duration(

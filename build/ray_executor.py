@@ -11,8 +11,10 @@ accepted.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
+from .executors import die_with_parent
 from .worker import Outcome, VideoTask, process_video
 
 
@@ -30,7 +32,7 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         # Enough tasks in flight to keep every CPU busy, few enough that outcomes stream.
         self.in_flight = max(1, 2 * (workers or cpus))
-        self._remote = ray.remote(num_cpus=1, max_retries=2)(process_video)
+        self._remote = ray.remote(num_cpus=1, max_retries=2)(_process_video)
 
     def run(self, tasks: Iterable[VideoTask]) -> Iterator[Outcome]:
         ray = self._ray
@@ -43,3 +45,11 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from ray.get(done)
+
+
+def _process_video(task: VideoTask) -> Outcome:
+    """`process_video` in a Ray worker that dies with its raylet: Ray ends a dead driver's
+    workers itself, but only once it notices, and a local instance's raylet dies with the
+    driver at once (Ray fate-shares it), so its workers stop cutting at once too."""
+    die_with_parent(os.getppid())
+    return process_video(task)

@@ -116,6 +116,14 @@ class ProbedVideo:
     source: SourceInfo
 
 
+# Least a clip may be: 16 px on its short side (one H.264 macroblock; below it nothing is
+# recognisable), and 1 frame per second (COIN's segments are whole seconds, at least 1 s, so
+# every step keeps a frame and no frame outlasts its step). `splice build` refuses options
+# below them, the probe refuses sources below them, `splice validate` rejects such clips.
+MIN_SIDE = 16
+MIN_FPS = 1.0
+
+
 def _paper_max_side() -> int:
     from splice_dataset import PAPER_MAX_SIDE
 

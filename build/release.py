@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import re
 import shutil
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -39,9 +38,7 @@ from pathlib import Path
 import av
 from tqdm.auto import tqdm
 
-from splice_dataset import MAX_CLIPS, MIN_CLIPS
-
-from . import card, cut, ingest, shuffle, stats, validate
+from . import card, cut, ingest, ownership, select, shuffle, stats, validate
 from .clipcheck import STREAM_KEYS, ClipProbe, clip_problems, probe_clip
 from .errors import UserError
 from .frames import DECODE_ERRORS, source_rate
@@ -434,13 +431,21 @@ def resolve_source(source: str, revision: str | None) -> tuple[Path, str, str, b
 
 
 def run_import(config: ImportConfig) -> ImportResult:
+    """Import the release into ``config.out``, with the build's guarantees on its folders
+    (`ownership`): a folder that is not a previous build's is refused, the output is locked
+    and replaced only by a finished, validated import; raises `UserError` otherwise."""
     folder, repo_id, revision, local = resolve_source(config.source, config.revision)
     scan = scan_release(folder)
     if not scan.parts:
         raise UserError(f"{segments_root(folder)}: no <youtube_id>_part_<k>.mp4 file")
-    annotations = ingest.load_annotations(config.annotations)
-    entries = {e.video_id: e for e in annotations.entries}
-    rejected = {s.video_id: s.reason for s in annotations.skips}
+    annotations, selection = select.select_annotations(config.annotations)
+    out = Path(config.out).absolute()
+    # The clips are made in a work folder of the import's own beside the output, removed
+    # at the end (under the lock, so never while another import uses it).
+    work = out.with_name(f".{out.name}.import-work")
+    ownership.check_folders(
+        out=out, work=work, videos=folder, annotations=config.annotations, curation=None
+    )
     report = BuildReport(
         counted="the release",
         settings={
@@ -450,16 +455,37 @@ def run_import(config: ImportConfig) -> ImportResult:
             "seed": config.seed,
             "cut": asdict(config.cut),
         },
+        local_roots={"<release>": folder, "<out>": out, "<work>": work},
     )
     report.warnings.extend(f"not a release clip name, ignored: {rel}" for rel in scan.ignored)
-    out = Path(config.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-import-", dir=out.parent))
-    try:
-        imported = _import_all(scan, entries, rejected, config, work, report)
-        return _finish(imported, scan, annotations, (repo_id, revision, local), config, report)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    with ownership.locked(out, work):
+        try:
+            clips = work / ownership.WORK_CUTS
+            if clips.exists():  # a killed import's: the folder is ours (its marker)
+                shutil.rmtree(clips)
+            imported = _import_all(scan, annotations, selection, config, clips, report)
+            nothing = _nothing_imported(report, repo_id, config.out)
+            if not imported:
+                raise UserError(nothing("imported"))
+            where = (repo_id, revision, local)
+            return _finish(imported, scan, annotations, where, config, report, nothing)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _nothing_imported(report: BuildReport, repo_id: str, out: Path):
+    """The one-line message of an import left with no video (`pipeline._nothing_built`'s)."""
+
+    def message(what: str) -> str:
+        skipped = report.skipped
+        stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
+        first = f"; e.g. {skipped[0].video_id}: {skipped[0].reason}" if skipped else ""
+        return (
+            f"no video {what}: all {len(report.videos)} videos of the release {repo_id} were "
+            f"skipped ({stages}){first}; nothing written, --out {out} left as it was"
+        )
+
+    return message
 
 
 @dataclass(frozen=True)
@@ -467,7 +493,7 @@ class _Task:
     """One video of the release to import: plain values, so it pickles to a worker."""
 
     video_id: str
-    entry: VideoEntry | None  # None: not usable from the annotations (see ``unusable``)
+    entry: VideoEntry | None  # None: not usable by the annotations' selection (``unusable``)
     unusable: str
     parts: tuple[ReleasePart, ...]
     out_dir: Path
@@ -479,9 +505,6 @@ def _run_task(task: _Task) -> ImportedVideo | Skip:
     try:
         if task.entry is None:
             raise SkipVideo(STAGE, task.unusable)
-        steps = task.entry.num_steps
-        if not MIN_CLIPS <= steps <= MAX_CLIPS:
-            raise SkipVideo(STAGE, f"{steps} steps, outside {MIN_CLIPS}..{MAX_CLIPS}")
         return import_video(task.entry, task.parts, task.out_dir, task.settings)
     except SkipVideo as skip:
         shutil.rmtree(task.out_dir, ignore_errors=True)
@@ -499,18 +522,24 @@ def _map(tasks: list[_Task], workers: int) -> Iterator[ImportedVideo | Skip]:
         yield from pool.map(_run_task, tasks)
 
 
-def _import_all(scan, entries, rejected, config, work, report) -> list[ImportedVideo]:
+def _import_all(scan, annotations, selection, config, work, report) -> list[ImportedVideo]:
+    """Every video of the release, imported or skipped into the report, in id order.
+
+    A video is usable when the annotations' selection (`select.select_annotations`, the
+    build's: a valid entry with 2..7 steps) keeps it; the reason otherwise is the one
+    ingest or selection gave."""
+    entries = {e.video_id: e for e in selection.selected}
+    rejected = {
+        s.video_id: f"its annotation entry was rejected: {s.reason}" for s in annotations.skips
+    }
+    rejected.update({s.video_id: s.reason for s in selection.skips})
     bundled = Path(config.annotations).resolve() == ingest.BUNDLED_ANNOTATIONS.resolve()
     hint = ", COIN's public subset: the full COIN.json has every video" if bundled else ""
-    tasks = []
-    for vid, parts in scan.parts.items():
-        why = rejected.get(vid)
-        unusable = (
-            f"its annotation entry was rejected by ingest: {why}"
-            if why
-            else f"not in the annotations ({config.annotations.name}{hint})"
-        )
-        tasks.append(_Task(vid, entries.get(vid), unusable, parts, work / vid, config.cut))
+    absent = f"not in the annotations ({config.annotations.name}{hint})"
+    tasks = [
+        _Task(vid, entries.get(vid), rejected.get(vid, absent), parts, work / vid, config.cut)
+        for vid, parts in scan.parts.items()
+    ]
     imported = []
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="import")
     with bar:
@@ -535,7 +564,7 @@ def _note(video: ImportedVideo) -> str:
     return f"{copied} of {n} clips remuxed, {n - copied} re-encoded ({'; '.join(video.reasons)})"
 
 
-def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
+def _finish(imported, scan, annotations, where, config, report, nothing) -> ImportResult:
     repo_id, revision, local = where
     shuffled = [shuffle.shuffle(v.cut, config.seed) for v in imported]
     methods = {v.cut.entry.video_id: v.methods for v in imported}
@@ -595,7 +624,12 @@ def _finish(imported, scan, annotations, where, config, report) -> ImportResult:
         return {"README.md": readme, MANIFEST: text}
 
     problems = finish_build(
-        lambda: iter(shuffled), config.out, report, render, validate_output=config.validate
+        lambda: iter(shuffled),
+        Path(config.out).absolute(),
+        report,
+        render,
+        validate_output=config.validate,
+        nothing=nothing,
     )
     manifest = last["manifest"]
     counts = [m for vid in manifest.clips for m in methods[vid]]
@@ -766,8 +800,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UserError(f"--workers must be at least 1, got {args.workers}")
-    if not args.annotations.is_file():
-        raise UserError(f"annotation file not found: {args.annotations}")
     result = run_import(
         ImportConfig(
             source=args.source,

@@ -1,13 +1,19 @@
 """The build report: every video of the annotation file, included or skipped with why.
 
 It is written next to the shards (``build_report.json`` and ``build_report.txt``) and holds
-no timings, so two builds of the same inputs produce the same report.
+no timings and no local path, so two builds of the same inputs produce the same report on
+any machine, and publishing it reveals nothing of the builder's disk: every text that goes
+out passes `portable` (the build's folders named by role, any other absolute path cut to
+its last part), whatever raised it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -15,6 +21,23 @@ from .records import Skip
 
 REPORT_JSON = "build_report.json"
 REPORT_TXT = "build_report.txt"
+# An absolute path: a "/" not inside a word, a URL or a relative path, then folder names.
+_ABSOLUTE = re.compile(r"(?<![\w.:/~>-])/(?:[^\s'\"/]+/)+([^\s'\"/]*)")
+
+
+def portable(text: str, roots: Mapping[str, Path]) -> str:
+    """``text`` with each folder of ``roots`` (label -> folder, e.g. ``"<videos>"``) and
+    what lies inside it named by its label, and any other absolute path by its last part
+    (``<local>/name``). The longest spelling goes first, so a folder inside another one is
+    named by its own label."""
+    spellings = {}
+    for label, folder in roots.items():
+        for spelling in (os.path.abspath(folder), os.path.realpath(folder)):
+            spellings[spelling.rstrip("/") or "/"] = label
+    for spelling in sorted(spellings, key=len, reverse=True):
+        label = spellings[spelling]
+        text = re.sub(re.escape(spelling) + r"(?![\w.-])", lambda _m, lab=label: lab, text)
+    return _ABSOLUTE.sub(lambda m: f"<local>/{m[1]}", text)
 
 
 @dataclass(frozen=True)
@@ -34,6 +57,8 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)  # e.g. curation rows that matched nothing
     counted: str = "annotations"  # what `videos` lists: every video of the annotations
     notes: list[str] = field(default_factory=list)  # e.g. a damaged work entry cut again
+    # The build's folders (label -> path), named by label in everything written out.
+    local_roots: dict[str, Path] = field(default_factory=dict)
 
     def include(self, video_id: str, num_clips: int, note: str = "") -> None:
         self.videos.append(VideoStatus(video_id, "included", num_clips=num_clips, note=note))
@@ -45,6 +70,10 @@ class BuildReport:
         """Turn an included video into a skipped one (its clips failed validation)."""
         self.videos = [v for v in self.videos if v.video_id != skip.video_id]
         self.skip(skip)
+
+    def portable(self, text: str) -> str:
+        """``text`` as it may be published (see `portable`)."""
+        return portable(text, self.local_roots)
 
     @property
     def included(self) -> list[VideoStatus]:
@@ -66,11 +95,13 @@ class BuildReport:
             f"{sum(v.num_clips for v in self.included)} clips",
             f"skipped: {len(self.skipped)}",
         ]
-        lines += [f"warning: {w}" for w in self.warnings]
-        lines += [f"note: {n}" for n in sorted(self.notes)]
+        lines += [f"warning: {self.portable(w)}" for w in self.warnings]
+        lines += [f"note: {self.portable(n)}" for n in sorted(self.notes)]
         for stage, count in sorted(self.skips_by_stage().items()):
             lines.append(f"  {stage}: {count}")
-            reasons = Counter(_reason_kind(v.reason) for v in self.skipped if v.stage == stage)
+            reasons = Counter(
+                _reason_kind(self.portable(v.reason)) for v in self.skipped if v.stage == stage
+            )
             for reason, n in reasons.most_common(8):
                 lines.append(f"    {n:6d}  {reason}")
         return "\n".join(lines)
@@ -85,9 +116,9 @@ class BuildReport:
                 "skipped": len(self.skipped),
                 "clips": sum(v.num_clips for v in self.included),
             },
-            "videos": [asdict(v) for v in self.videos],
-            "warnings": self.warnings,
-            "notes": sorted(self.notes),
+            "videos": [asdict(v) | {"reason": self.portable(v.reason)} for v in self.videos],
+            "warnings": [self.portable(w) for w in self.warnings],
+            "notes": sorted(self.portable(n) for n in self.notes),
         }
         (out_dir / REPORT_JSON).write_text(
             json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"

@@ -189,8 +189,10 @@ def select_annotations(
         selection = select(
             ingested.entries, subset_size=subset_size, seed=seed, curation=curation, limit=limit
         )
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
+    if not ingested.entries and not ingested.skips:
+        raise UserError(f'annotation file {annotations}: its "database" is empty; no video')
     return ingested, selection
 
 

@@ -10,8 +10,9 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
   with ``answer.segments`` (the label of the earliest segment comes first); segments
   non-empty and non-overlapping; ``duration`` the sum of ``clip_durations``.
 - Clips: every clip is an mp4 that decodes with PyAV (every frame, unless ``quick``), H.264,
-  yuv420p, even size; its duration matches its segment and its ``clip_durations`` entry to
-  a frame (see ``TOLERANCE``).
+  yuv420p, even size, at least ``MIN_SIDE`` px on its short side and ``MIN_FPS`` frames per
+  second; its duration matches its segment and its ``clip_durations`` entry to a frame (see
+  ``TOLERANCE``).
 - Order leaks outside ``answer``: clip file names other than ``clip_file_name(video_id,
   label)``; clips whose timestamps do not start at 0 (they would carry source times); mp4
   metadata beyond the muxer's own keys (``creation_time``, comments, titles... could carry

@@ -17,6 +17,7 @@ import av
 
 from . import clipcheck, cut, probe
 from .records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
+from .report import portable
 from .sources import index_sources
 from .workdir import WorkDir, candidates_stamp, work_key
 
@@ -115,13 +116,9 @@ def thread_budget(workers: int, cores: int | None = None) -> int:
 
 
 def _portable(reason: str, task: VideoTask) -> str:
-    """Reasons name files relative to the video folder: the report is published with the
-    build, must not reveal local paths, and must be the same on every machine. The longer
-    spelling goes first, so a relative folder never rewrites part of its absolute one."""
-    spellings = {str(task.videos_dir.resolve()), str(task.videos_dir)}
-    for folder in sorted(spellings, key=len, reverse=True):
-        reason = reason.replace(folder + "/", "").replace(folder, "<videos>")
-    return reason
+    """Reasons name files by the folder's role (``<videos>/x.mp4``): the report is published
+    with the build, must not reveal local paths, and must be the same on every machine."""
+    return portable(reason, {"<videos>": task.videos_dir, "<work>": task.work_root})
 
 
 def _ok(video: CutVideo, key: str, note: str = "") -> Outcome:

@@ -153,7 +153,9 @@ def post(
             reply_headers = {k.lower(): v for k, v in response.getheaders()}
         except HttpFailure:
             raise
-        except (TimeoutError, http.client.HTTPException, OSError, ValueError) as exc:
+        except TimeoutError:  # the socket's own timeout (= the deadline) beat the watchdog
+            raise _failure(attempt, TIMEOUT, "", timeout) from None
+        except (http.client.HTTPException, OSError, ValueError) as exc:
             message = f"connection dropped: {_describe(exc)}"
             raise _failure(attempt, DROPPED, message, timeout) from None
         if attempt.expired or attempt.aborted:  # finished, but only just: same as too late

@@ -334,7 +334,7 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     )
 
     # rebuild the demo with the curation file: the inconclusive video is gone
-    from splice_build.demo import demo_annotations_path
+    from splice_build.demo import CUTS_DIR, SOURCES_DIR, demo_annotations_path
     from splice_build.pipeline import BuildConfig, run_build
 
     work = tmp_path / "work"
@@ -342,9 +342,9 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     result = run_build(
         BuildConfig(
             annotations=demo_annotations_path(),
-            videos=work / "stand-in-sources",
+            videos=work / SOURCES_DIR,
             out=tmp_path / "curated",
-            work=work,
+            work=work / CUTS_DIR,
             workers=1,
             curation=out / "curation.csv",
             stand_in=True,

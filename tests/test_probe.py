@@ -4,6 +4,7 @@ with a reason that names the file."""
 from __future__ import annotations
 
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,16 @@ def test_tolerance(bikes_mp4, tmp_path):
     assert _probe_copy(bikes_mp4, tmp_path, [(9.0, 10.9)]).source.duration == pytest.approx(10)
     with pytest.raises(SkipVideo):
         probe(entry("vid", [(9.0, 10.9)]), tmp_path / "videos", tolerance=0.5)
+
+
+@pytest.mark.parametrize(
+    ("size", "fps", "n_frames", "what"),
+    [((8, 48), 10, 30, "under 16 px"), ((64, 48), Fraction(1, 2), 6, "frames per second")],
+)
+def test_source_below_the_least_clip_is_skipped(tmp_path, size, fps, n_frames, what):
+    """The cutter never upscales nor raises the rate: such a source could only give clips
+    that `splice validate` rejects."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    write_video(videos / "vid.mp4", n_frames=n_frames, fps=fps, size=size)
+    assert what in _skip(videos, [(0.0, 1.0), (1.0, 2.0)])

@@ -552,3 +552,38 @@ def test_a_clip_failing_validation_costs_its_video_and_leaves_the_manifest_true(
     assert sorted(manifest["clips"]) == sorted(IMPORTED - {BFRAMES})
     assert not any(BFRAMES in f["path"] for f in manifest["files"])
     assert "13 remuxed, 2 re-encoded" in (out / "README.md").read_text("utf-8")
+
+
+def test_out_is_guarded_like_a_builds(release_dir, tmp_path, capsys):
+    """A previous import is replaced; a folder that is not a build's is refused; an import
+    of no video writes nothing."""
+    out = tmp_path / "splice"
+    args = [
+        "import-release",
+        str(release_dir),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
+    assert main([*args, "--seed", "1"]) == 0
+    first = json.loads((out / MANIFEST).read_text("utf-8"))
+    assert main([*args, "--seed", "2"]) == 0  # the manifest is the import's own file
+    assert json.loads((out / MANIFEST).read_text("utf-8"))["clips"] != first["clips"]
+    (out / "predictions.jsonl").write_text("{}\n", "utf-8")
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"splice import-release: --out {out}: ") and "predictions.jsonl" in err
+    assert "nothing was changed" in err and err.count("\n") == 1
+    assert (out / "predictions.jsonl").exists() and (out / MANIFEST).exists()
+
+    lone = tmp_path / "lone"
+    write_part(lone / release.SEGMENTS_DIR / "00" / f"{UNKNOWN}_part_1.mp4", 1)
+    fresh = tmp_path / "fresh"
+    assert main(["import-release", str(lone), "--out", str(fresh), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("splice import-release: no video imported: all 1 videos of the release")
+    assert f"{UNKNOWN}: not in the annotations" in err and err.count("\n") == 1
+    assert not fresh.exists() and not list(tmp_path.glob(".fresh*"))
