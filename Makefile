@@ -5,7 +5,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.splice-installed
 
-# lmms-eval in its own venv (tests/test_lmms_task.py runs its registry there): it pins
+# lmms-eval in its own venv, with this project installed (tests/test_lmms_task.py runs
+# `lmms-eval eval` there on the demo build): it pins
 # PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
 # pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
 # PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
@@ -13,7 +14,19 @@ STAMP := $(VENV)/.splice-installed
 LMMS_VENV ?= .venv-lmms
 LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 
-.PHONY: demo test lint format bench clean lmms-venv readme
+# The metric's Space as the Hub builds it (tests/test_space.py serves app.py from it): a
+# fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.
+SPACE_VENV ?= .venv-space
+SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
+SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
+
+# The lowest `datasets` setup.cfg allows, in its own venv (tests/test_floor.py runs the
+# loading tests there): the project and its other dependencies as pip resolves them.
+FLOOR_VENV ?= .venv-floor
+FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
+DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
+
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +40,10 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP) $(LMMS_STAMP)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -47,12 +60,32 @@ clean:
 readme: $(STAMP)
 	$(PY) -m splice_build.readme --out README.md
 
-$(LMMS_STAMP):
+$(LMMS_STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(LMMS_VENV)
 	$(LMMS_VENV)/bin/pip install -q -U pip
 	$(LMMS_VENV)/bin/pip install -q torch==2.13.0
-	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0
+	# filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
+	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0 "filelock<4"
 	$(LMMS_VENV)/bin/pip uninstall -y -q torchvision
+	# The project itself (the task's utils.py imports splice_dataset and splice_metric),
+	# kept on the PyAV and filelock lmms-eval pins.
+	$(LMMS_VENV)/bin/pip install -q -e . "av<16" "filelock<4"
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)
+
+$(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
+	$(PYTHON) -m venv --clear $(SPACE_VENV)
+	$(SPACE_VENV)/bin/pip install -q -U pip
+	$(SPACE_VENV)/bin/pip install -q "gradio==$(SPACE_GRADIO)" -r splice_metric/requirements.txt
+	touch $(SPACE_STAMP)
+
+space-venv: $(SPACE_STAMP)
+
+$(FLOOR_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/pip install -q -U pip
+	$(FLOOR_VENV)/bin/pip install -q -e . "datasets==$(DATASETS_FLOOR)" "pytest>=8"
+	touch $(FLOOR_STAMP)
+
+floor-venv: $(FLOOR_STAMP)

@@ -4,16 +4,19 @@ after ``load_dataset``.
 Every writer, loader, card generator and test imports the schema from here, so that the
 clip shards, the text shards, the card's YAML and the checks cannot drift apart.
 
-Layout of a built folder (the one ``push_to_hub`` uses, so the Hub and ``load_dataset``
-read it unchanged)::
+Layout of a built folder (``push_to_hub``'s shard naming, one folder per config, so the
+Hub, its dataset viewer and ``load_dataset`` read it unchanged)::
 
     README.md                                  dataset card; its YAML names the configs
-    data/test-00000-of-0000N.parquet           one row per video, clips embedded
-    text/test-00000-of-0000N.parquet           the text config's own small shards
+    video_text/test-00000-of-0000N.parquet     one row per video, clips and captions
+    video/test-00000-of-0000N.parquet          the same rows without captions
+    text/test-00000-of-0000N.parquet           the same rows without clips (no video bytes)
 
-The ``video`` and ``video_text`` configs share the clip shards through per-config
-``columns:`` in the card; ``text`` has its own shards so loading it never downloads
-video bytes.
+Every file holds exactly its config's columns: the Hub's dataset viewer reads every column
+of a file and casts it to the config's features, so shards shared through per-config
+``columns:`` would not page for the smaller config. The ``video`` and ``video_text``
+shards hold the same clip bytes in the same row groups, written with Parquet
+content-defined chunking, so the Hub's chunk-deduplicating storage keeps them once.
 
 After loading (below the schema): ``load()`` (``load_dataset`` with the schema, clips left
 undecoded when torchcodec is missing), the ``Splice`` builder, ``sample_frames`` (the
@@ -21,8 +24,10 @@ paper's 1 fps / 448 px and 16-frame settings, with PyAV), ``build_prompt`` and
 ``to_chat_messages`` (the paper's three prompts), and ``parse_order`` (the metric's own
 parser, re-exported).
 
-Which ``datasets`` version does what (run here on datasets 5.2; the schema itself needs
-datasets >= 4.0, for ``datasets.List`` and the torchcodec-backed ``datasets.Video``):
+Which ``datasets`` version does what (run here on datasets 5.2, and by the tests on
+``DATASETS_MIN_VERSION``, setup.cfg's floor: the schema needs datasets >= 4.0 for
+``datasets.List`` and the torchcodec-backed ``datasets.Video``; ``load(...,
+streaming=True)`` needs 4.2, whose Parquet reader first takes ``fragment_scan_options``):
 
 * ``load_dataset(folder_or_hub_id, "video_text")`` needs nothing from this file: it reads
   the Parquet shards and the card's YAML ``configs:`` (with per-config ``columns:``), also
@@ -33,7 +38,7 @@ datasets >= 4.0, for ``datasets.List`` and the torchcodec-backed ``datasets.Vide
 * ``Splice`` is a ``GeneratorBasedBuilder`` that datasets still runs when it is
   instantiated directly: ``Splice(config_name="text", data_dir=folder, cache_dir=d)``, then
   ``download_and_prepare()`` and ``as_dataset()``, or ``as_streaming_dataset(split=...)``
-  (checked on 5.2; 4.x has the same builder API but was not run here). Its cache path has
+  (checked on 5.2 and on ``DATASETS_MIN_VERSION``). Its cache path has
   no hash of this code: pass ``hash=`` or a fresh ``cache_dir`` after changing it.
 * ``datasets.Video`` decodes with torchcodec only (which needs torch). Without it rows
   fail on access; ``load()`` and ``undecoded()`` return clips as ``{"bytes", "path"}``, and
@@ -51,9 +56,14 @@ DEFAULT_CONFIG = "video_text"
 # The paper evaluates every model on all videos, so the build has one split holding
 # everything; COIN's own training/testing membership is kept in `coin_subset`.
 SPLIT = "test"
-CLIP_DATA_DIR = "data"
-TEXT_DATA_DIR = "text"
-WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format webdataset|both`)
+# Where each config's shards live: a folder per config, named for it.
+DATA_DIRS: dict[str, str] = {c: c for c in CONFIGS}
+# Configs whose rows embed the clips (their shards share the clip bytes, see write.py).
+CLIP_CONFIGS: tuple[str, ...] = ("video", "video_text")
+# The lowest datasets release every public function here works on, streaming included
+# (setup.cfg's `datasets>=` floor; tests/test_floor.py runs the loading tests on it).
+DATASETS_MIN_VERSION = "4.2.0"
+WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format both`)
 PAPER_MAX_SIDE = 448  # short side cap of the paper's model settings (Appendix A.2)
 MIN_CLIPS, MAX_CLIPS = 2, 7  # the paper keeps videos with 2 to 7 steps (Section 3.2)
 
@@ -101,6 +111,8 @@ _CONFIG_COLUMNS: dict[str, tuple[str, ...]] = {
     "video_text": tuple(_ALL_FEATURES),
     "text": tuple(c for c in _ALL_FEATURES if c != CLIPS),
 }
+# The config holding every column; the other configs' rows are projections of its rows.
+FULL_CONFIG = "video_text"
 # Columns a model may see; everything in ANSWER is hidden from it.
 MODEL_FACING = {c: tuple(x for x in cols if x != ANSWER) for c, cols in _CONFIG_COLUMNS.items()}
 
@@ -112,14 +124,14 @@ def columns(config: str) -> tuple[str, ...]:
 
 
 def features(config: str) -> datasets.Features:
-    """The `datasets.Features` of a config (clip shards hold the `video_text` superset)."""
+    """The `datasets.Features` of a config: exactly the columns its shards hold."""
     return datasets.Features({c: _ALL_FEATURES[c] for c in columns(config)})
 
 
 def shard_dir(config: str) -> str:
-    """Folder of the shards a config reads: clips for video configs, text shards for text."""
+    """Folder (relative to a build) of the shards a config reads, and only it reads."""
     _check_config(config)
-    return TEXT_DATA_DIR if config == "text" else CLIP_DATA_DIR
+    return DATA_DIRS[config]
 
 
 def shard_name(split: str, index: int, total: int) -> str:

@@ -28,16 +28,18 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from splice_build import ingest
+from splice_build.publish import _human
 from splice_build.stats import BIN_LABELS, BuildStats, compute_stats
 from splice_build.write import WriteResult
 from splice_dataset import (
-    CLIP_DATA_DIR,
+    CLIP_CONFIGS,
     CONFIGS,
+    DATASETS_MIN_VERSION,
     DEFAULT_CONFIG,
-    TEXT_DATA_DIR,
     columns,
     data_files_pattern,
     features,
+    shard_dir,
 )
 
 DEFAULT_TITLE = "SPLICE: order the shuffled event clips of COIN instructional videos"
@@ -130,7 +132,7 @@ def _size_category(n: int) -> str:
 
 
 def card_data(written: WriteResult, provenance: Provenance | None = None) -> DatasetCardData:
-    """The YAML header: configs (with per-config columns), dataset_info, licence, tags."""
+    """The YAML header: configs (each its own data files), dataset_info, licence, tags."""
     data = DatasetCardData(
         license=LICENSE,
         language="en",
@@ -151,8 +153,6 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
                 {"split": written.split, "path": data_files_pattern(config, written.split)}
             ]
         }
-        if config != "text":  # the video configs share the clip shards
-            entry["columns"] = list(columns(config))
         if config == DEFAULT_CONFIG:
             entry["default"] = True
         if fingerprint:
@@ -277,8 +277,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
             "Shards",
-            f"{len(written.clip_shards)} in `{CLIP_DATA_DIR}/`, "
-            f"{len(written.text_shards)} in `{TEXT_DATA_DIR}/`",
+            ", ".join(f"{len(written.shards(c))} in `{shard_dir(c)}/`" for c in CONFIGS),
         ),
     ]
     if p.release is not None:
@@ -320,6 +319,29 @@ _NOT_FOR_RELEASE = (
 )
 
 
+def _files_cell(written: WriteResult, config: str) -> str:
+    """The configs table's "files" cell: the config's folder, and its size in a build."""
+    cell = f"`{shard_dir(config)}/`"
+    if written.has_shards:
+        cell += f", {_human(written.download_size(config))}"
+    return cell
+
+
+def _download_note(written: WriteResult) -> str:
+    """What a user downloads per config, and what the Hub stores once."""
+    a, b = CLIP_CONFIGS
+    note = (
+        f"Each config reads only its own folder, so downloading a config fetches exactly its "
+        f"files. `{a}` and `{b}` hold the same clip bytes in the same row groups, written "
+        "with Parquet content-defined chunking: the Hub's chunk-deduplicating storage (Xet) "
+        "keeps the clips once, but each of the two downloads carries them."
+    )
+    if written.has_shards:
+        sizes = ", ".join(f"`{c}` {_human(written.download_size(c))}" for c in CONFIGS)
+        note += f" In this build: {sizes}."
+    return note
+
+
 def _download_line(d: dict[str, Any]) -> str:
     why = ", ".join(f"{k} {v}" for k, v in d["unavailable_by_category"].items())
     line = (
@@ -359,7 +381,7 @@ def render_card(
     config_rows = "\n".join(
         f"| `{c}`{' (default)' if c == DEFAULT_CONFIG else ''} | {_CONFIG_BLURB[c]} | "
         + ", ".join(f"`{x}`" for x in columns(c))
-        + " |"
+        + f" | {_files_cell(written, c)} |"
         for c in CONFIGS
     )
     extra = "".join(f"\n## {heading}\n\n{body.strip()}\n" for heading, body in extra_sections)
@@ -378,8 +400,11 @@ def render_card(
         stand_in_notice=STAND_IN_NOTICE if provenance.stand_in else "",
         intro=intro.strip(),
         split=written.split,
-        clip_dir=CLIP_DATA_DIR,
-        text_dir=TEXT_DATA_DIR,
+        video_dir=shard_dir("video"),
+        video_text_dir=shard_dir("video_text"),
+        text_dir=shard_dir("text"),
+        datasets_min=DATASETS_MIN_VERSION,
+        download_note=_download_note(written),
         config_rows=config_rows,
         stats_summary=summary,
         table1=markdown_table(TABLE1_HEADER, table1_rows(stats)),

@@ -12,8 +12,11 @@ import argparse
 import importlib
 import importlib.metadata
 import importlib.util
+import math
 import os
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 from splice_build.errors import USAGE_EXIT, UserError
 
@@ -37,10 +40,50 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as UserError: one line (no usage block) on stderr, exit 2,
+    the same as every other user mistake. Nested parsers (``annotate export``) inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an int >= minimum, else the one-line option error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def float_in(
+    low: float, high: float = math.inf, *, low_open: bool = False
+) -> Callable[[str], float]:
+    """An argparse ``type``: a finite float in [low, high) (or (low, high) with ``low_open``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+        above_low = low < value if low_open else low <= value
+        if not (math.isfinite(value) and above_low and value < high):
+            shown = f"{'(' if low_open else '['}{low:g}, {high:g})"
+            raise argparse.ArgumentTypeError(f"must be in {shown}, got {text}")
+        return value
+
+    return parse
+
+
 def _parser(available: dict[str, tuple[str, str]]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="splice", description="Build, load and score the SPLICE benchmark."
-    )
+    parser = _Parser(prog="splice", description="Build, load and score the SPLICE benchmark.")
     parser.add_argument("--version", action="version", version=f"splice {version()}")
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks (also: SPLICE_DEBUG=1)"
@@ -73,23 +116,33 @@ def main(argv: list[str] | None = None) -> int:
     while argv and argv[0] == "--debug":
         debug, argv = True, argv[1:]
     available = _available()
-    if not argv or argv[0] not in available:
-        _parser(available).parse_args(argv)  # prints usage / error (or --version) and exits
-        return USAGE_EXIT
+    command = f"splice {argv[0]}" if argv and argv[0] in available else "splice"
     try:
-        return _run(argv, available)
+        if command == "splice":
+            _parser(available).parse_args(argv)  # usage error (or --help, --version: exit 0)
+            return USAGE_EXIT
+        parser, runner = subcommand_parser(argv[0], available)
+        return int(runner(parser.parse_args(argv[1:])) or 0)
     except UserError as e:
         if debug:
             raise
-        print(f"splice {argv[0]}: {e}", file=sys.stderr)
+        print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
 
 
-def _run(argv: list[str], available: dict[str, tuple[str, str]]) -> int:
-    name, rest = argv[0], argv[1:]
-    module_name, help_text = available[name]
+def one_line(message: str) -> str:
+    """The dispatcher's promise: a user error is one line, whatever the message holds."""
+    return "; ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def subcommand_parser(
+    name: str, available: dict[str, tuple[str, str]] | None = None
+) -> tuple[argparse.ArgumentParser, Callable[[argparse.Namespace], int]]:
+    """The parser of ``splice <name>`` and the function that runs it, as ``main`` uses
+    them (the README test parses every command line it shows with these)."""
+    module_name, help_text = (available or _available())[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"splice {name}", description=help_text)
+    parser = _Parser(prog=f"splice {name}", description=help_text)
     attr = name.replace("-", "_")  # a module serving two subcommands has a pair for each
     add_arguments = getattr(module, f"add_{attr}_arguments", None)
     if add_arguments is None:
@@ -97,7 +150,7 @@ def _run(argv: list[str], available: dict[str, tuple[str, str]]) -> int:
     else:
         runner = getattr(module, f"run_{attr}")
     add_arguments(parser)
-    return int(runner(parser.parse_args(rest)) or 0)
+    return parser, runner
 
 
 if __name__ == "__main__":

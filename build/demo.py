@@ -19,6 +19,7 @@ from typing import Any
 import splice_dataset as schema
 
 from . import ingest, standin
+from .cli import int_at_least
 from .pipeline import BuildConfig, run_build
 from .report import REPORT_TXT, load_report
 
@@ -137,7 +138,7 @@ def _score_table(scores: dict) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
     parser.add_argument("--work", type=Path, default=None, help="work folder")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes")
+    parser.add_argument("--workers", type=int_at_least(1), default=None, help="worker processes")
     parser.add_argument("--seed", type=int, default=0)
 
 

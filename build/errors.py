@@ -4,12 +4,50 @@ Raised anywhere below a subcommand and turned by ``splice_build.cli.main`` into 
 stderr, ``splice <command>: <message>``, and exit status 2, with no traceback unless
 ``--debug`` or ``SPLICE_DEBUG=1`` asks for one. The message must name the file (and line),
 the video, the field or the option, because it is all the user sees.
+
+It is a ``ValueError``, so library callers that catch bad input as ``ValueError`` keep
+working. ``read_bytes`` / ``read_text`` are how user files are read: a missing file, a
+folder, an unreadable or non-UTF-8 file becomes a ``UserError`` naming it (and the line),
+and a UTF-8 byte order mark (what Excel and Notepad write) is accepted.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 USAGE_EXIT = 2
 
 
-class UserError(Exception):
+class UserError(ValueError):
     """A problem with what the user gave us, not a bug: reported as one line, exit 2."""
+
+
+def read_bytes(path: str | os.PathLike, what: str) -> bytes:
+    """The bytes of the user's file ``path`` (``what`` it is, for the message)."""
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"{what} {path} is a folder, not a file") from None
+    except OSError as exc:
+        raise UserError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+
+
+def decode_text(data: bytes, path: str | os.PathLike, what: str) -> str:
+    """UTF-8 text (a leading byte order mark dropped), or a UserError naming the line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            f"{path} line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the {what} "
+            "as UTF-8"
+        ) from None
+
+
+def read_text(path: str | os.PathLike, what: str) -> str:
+    """The text of the user's UTF-8 file ``path`` (BOM accepted)."""
+    return decode_text(read_bytes(path, what), path, what)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from splice_build import taxonomy
+from splice_build.errors import UserError, decode_text, read_bytes
 from splice_build.records import Skip, Step, VideoEntry
 
 STAGE = "ingest"
@@ -100,24 +101,35 @@ def bundled_sha256() -> str:
 def load_annotations(path: str | Path) -> IngestResult:
     """Parse and validate a COIN.json-format file (``{"database": {id: entry}}``).
 
-    Raises FileNotFoundError if the file is missing, and ValueError naming the file if it
-    is not JSON or has no ``database`` object. Every other problem skips one video.
+    A file that cannot be used at all (missing, a folder, not UTF-8, not JSON, truncated,
+    no ``database`` object) raises UserError naming it, and the line where JSON parsing
+    stopped; a UTF-8 byte order mark is accepted. Every other problem skips one video.
     """
     path = Path(path)
-    data = path.read_bytes()
-    try:
-        root = json.loads(data.decode("utf-8"), object_pairs_hook=_object_pairs)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a JSON annotation file ({exc})") from None
+    data = read_bytes(path, "annotation file")
+    root = parse_annotation_json(data, path)
     if not isinstance(root, dict) or "database" not in root:
-        raise ValueError(f'{path}: no "database" object; expected COIN.json format')
+        raise UserError(f'{path}: no "database" object; expected COIN.json format')
     database = root["database"]
     if not isinstance(database, dict):
-        raise ValueError(f'{path}: "database" is {_kind(database)}, expected an object')
+        raise UserError(f'{path}: "database" is {_kind(database)}, expected an object')
     entries, skips = parse_database(database)
     return IngestResult(
         path=path, sha256=hashlib.sha256(data).hexdigest(), entries=entries, skips=skips
     )
+
+
+def parse_annotation_json(data: bytes, path: str | Path) -> Any:
+    """The JSON of an annotation file's bytes (UTF-8, BOM accepted); UserError naming the
+    file and the line where parsing stopped. Repeated video ids are remembered."""
+    text = decode_text(data, path, "annotation file")
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{path} line {exc.lineno} column {exc.colno}: not a JSON annotation file "
+            f"({exc.msg}; is it truncated?)"
+        ) from None
 
 
 def parse_database(database: Mapping[str, Any]) -> tuple[list[VideoEntry], list[Skip]]:

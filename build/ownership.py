@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from splice_dataset import CLIP_DATA_DIR, TEXT_DATA_DIR, WEBDATASET_DIR
+from splice_dataset import CONFIGS, WEBDATASET_DIR, shard_dir
 
 from .errors import UserError
 from .release_manifest import MANIFEST
@@ -41,7 +41,13 @@ from .workdir import CUT_RECORD
 CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.
 OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT, MANIFEST})  # MANIFEST: imports
-OUTPUT_FOLDERS = {CLIP_DATA_DIR: ".parquet", TEXT_DATA_DIR: ".parquet", WEBDATASET_DIR: ".tar"}
+# ("data": the shared clip shards of builds made before each config had its own folder,
+# so that such a build is still recognised and may be replaced.)
+OUTPUT_FOLDERS = {
+    **{shard_dir(config): ".parquet" for config in CONFIGS},
+    "data": ".parquet",
+    WEBDATASET_DIR: ".tar",
+}
 # Files a desktop drops into any folder it shows; replacing them loses nothing.
 OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 WORK_MARKER = "splice-work.json"

@@ -13,10 +13,13 @@ handed to ``HfApi`` and never printed or logged.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
@@ -28,6 +31,7 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 import splice_dataset as schema
 
+from .errors import UserError
 from .release_manifest import MANIFEST
 from .report import REPORT_JSON, REPORT_TXT
 
@@ -40,8 +44,7 @@ DATASET_ALLOW_PATTERNS = [
     REPORT_JSON,
     REPORT_TXT,
     MANIFEST,
-    f"{schema.CLIP_DATA_DIR}/*.parquet",
-    f"{schema.TEXT_DATA_DIR}/*.parquet",
+    *(f"{schema.shard_dir(config)}/*.parquet" for config in schema.CONFIGS),
     f"{schema.WEBDATASET_DIR}/*.tar",
 ]
 # The metric Space: evaluate.load("ORG/NAME") fetches NAME.py; the Space runs app.py.
@@ -82,7 +85,7 @@ def plan_upload(
     """The files ``HfApi.upload_folder`` would send, selected by the same rules it applies."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
-        raise ValueError(f"{folder}: not a folder")
+        raise UserError(f"{folder}: not a folder")
     relpaths = {
         p.relative_to(folder).as_posix(): p for p in sorted(folder.glob("**/*")) if p.is_file()
     }
@@ -257,6 +260,29 @@ def _human(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+# Where the errors of talking to the Hub come from: the HTTP clients huggingface_hub has
+# used (requests, httpx and its httpx2 fork, urllib3 below them) and huggingface_hub's own.
+_HUB_ERROR_MODULES = ("huggingface_hub", "httpx", "httpx2", "requests", "urllib3")
+
+
+@contextlib.contextmanager
+def _hub_errors(target: str) -> Iterator[None]:
+    """No network, a refused token, a missing permission: one line naming the target
+    (``--debug`` shows the traceback), not a client library's traceback."""
+    try:
+        yield
+    except Exception as exc:
+        modules = {c.__module__.split(".")[0] for c in type(exc).__mro__}
+        if not (isinstance(exc, OSError) or modules & set(_HUB_ERROR_MODULES)):
+            raise
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise UserError(
+            f"upload to {target} on {endpoint} failed: {type(exc).__name__}: {detail} "
+            "(files already sent stay; rerun to resume)"
+        ) from exc
+
+
 def _api() -> HfApi:
     """An HfApi holding the resolved token, or a clear error naming where tokens come from."""
     token = get_token()
@@ -295,8 +321,7 @@ def publish_dataset(
     err = _errors_to(out)
     folder = Path(folder)
     if not folder.is_dir():
-        print(f"splice publish: {folder}: no such folder", file=err)
-        return 1
+        raise UserError(f"{folder}: no such folder")
     _check_repo_id(repo_id)
     from .validate import validate
 
@@ -312,18 +337,19 @@ def publish_dataset(
     if stop is not None:
         return stop
     api = _api()
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    if revision:
-        api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
-    info = api.upload_folder(
-        repo_id=repo_id,
-        folder_path=str(folder),
-        repo_type="dataset",
-        revision=revision,
-        allow_patterns=DATASET_ALLOW_PATTERNS,
-        ignore_patterns=COMMON_IGNORE_PATTERNS,
-        commit_message=f"Upload SPLICE build ({len(files)} files)",
-    )
+    with _hub_errors(target):
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        if revision:
+            api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(folder),
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=DATASET_ALLOW_PATTERNS,
+            ignore_patterns=COMMON_IGNORE_PATTERNS,
+            commit_message=f"Upload SPLICE build ({len(files)} files)",
+        )
     print(f"uploaded {len(files)} files to {getattr(info, 'commit_url', repo_id)}", file=out)
     return 0
 
@@ -337,9 +363,8 @@ def run_publish(args: argparse.Namespace) -> int:
             revision=args.revision,
             dry_run=args.dry_run,
         )
-    except (ValueError, PermissionError) as e:
-        print(f"splice publish: {e}", file=sys.stderr)
-        return 1
+    except PermissionError as e:  # no token
+        raise UserError(str(e)) from None
 
 
 # --- splice publish-metric --------------------------------------------------------------
@@ -349,7 +374,7 @@ def default_metric_dir() -> Path:
     """The installed ``splice_metric`` package folder (the repo's ``splice_metric/``)."""
     spec = importlib.util.find_spec("splice_metric")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError("splice_metric is not importable; pass --metric-dir")
+        raise UserError("splice_metric is not importable; pass --metric-dir")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -408,15 +433,18 @@ def publish_metric(
     if stop is not None:
         return stop
     api = _api()
-    api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
-    info = api.upload_folder(
-        repo_id=repo_id,
-        folder_path=str(folder),
-        repo_type="space",
-        allow_patterns=METRIC_ALLOW_PATTERNS,
-        ignore_patterns=METRIC_IGNORE_PATTERNS,
-        commit_message="Upload the SPLICE metric",
-    )
+    with _hub_errors(f"spaces/{repo_id}"):
+        api.create_repo(
+            repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
+        )
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(folder),
+            repo_type="space",
+            allow_patterns=METRIC_ALLOW_PATTERNS,
+            ignore_patterns=METRIC_IGNORE_PATTERNS,
+            commit_message="Upload the SPLICE metric",
+        )
     print(f"uploaded {len(files)} files to {getattr(info, 'commit_url', repo_id)}", file=out)
     return 0
 
@@ -460,12 +488,11 @@ def run_publish_metric(args: argparse.Namespace) -> int:
         return publish_metric(
             args.repo_id, args.metric_dir, private=args.private, dry_run=args.dry_run
         )
-    except (ValueError, PermissionError) as e:
-        print(f"splice publish-metric: {e}", file=sys.stderr)
-        return 1
+    except PermissionError as e:  # no token
+        raise UserError(str(e)) from None
 
 
 def _check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
-        raise ValueError(f"--repo-id {repo_id!r}: expected ORG/NAME")
+        raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME")

@@ -53,9 +53,7 @@ def render_readme(annotations: Path, docs: Path = DOCS) -> str:
     card share one template and cannot disagree on the schema, loading or licence."""
     videos, result = projected_stats(annotations)
     in_annotations = len(result.entries) + len(result.skips)
-    written = WriteResult(
-        out_dir=Path("."), split=SPLIT, clip_shards=(), text_shards=(), videos=tuple(videos)
-    )
+    written = WriteResult(out_dir=Path("."), split=SPLIT, config_shards={}, videos=tuple(videos))
     provenance = card.Provenance(
         annotations_file=Path(annotations).name,
         annotations_sha256=result.sha256,

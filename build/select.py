@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from splice_build import ingest
-from splice_build.errors import UserError
+from splice_build.errors import UserError, read_text
 from splice_build.records import Skip, VideoEntry
 from splice_dataset import MAX_CLIPS, MIN_CLIPS
 
@@ -63,35 +63,39 @@ def subset_rank(seed: int, video_id: str) -> int:
 
 
 def load_curation(path: str | Path) -> dict[str, CurationDecision]:
-    """Read a curation CSV; ValueError names the file and line of the first bad row."""
+    """Read a curation CSV (UTF-8, BOM accepted); UserError names the file and the line of
+    the first bad row."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a UTF-8 CSV file ({exc})") from None
+        return _parse_curation(path, read_text(path, "curation file"))
+    except csv.Error as exc:
+        raise UserError(f"{path}: not a readable CSV file ({exc})") from None
+
+
+def _parse_curation(path: Path, text: str) -> dict[str, CurationDecision]:
     rows = csv.reader(text.splitlines())
     header = next(rows, None)
     if header is None or tuple(h.strip() for h in header) != CURATION_HEADER:
-        raise ValueError(f"{path} line 1: header must be {','.join(CURATION_HEADER)}, got {header}")
+        raise UserError(f"{path} line 1: header must be {','.join(CURATION_HEADER)}, got {header}")
     decisions: dict[str, CurationDecision] = {}
     for line, row in enumerate(rows, start=2):
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(CURATION_HEADER):
-            raise ValueError(
+            raise UserError(
                 f"{path} line {line}: expected {len(CURATION_HEADER)} fields "
                 f"(video_id,decision,reason), got {len(row)}; quote a reason that has commas"
             )
         video_id, decision, reason = (cell.strip() for cell in row)
         if not video_id:
-            raise ValueError(f"{path} line {line}: empty video_id")
+            raise UserError(f"{path} line {line}: empty video_id")
         if decision not in DECISIONS:
-            raise ValueError(f"{path} line {line}: decision {decision!r} is not include or exclude")
+            raise UserError(f"{path} line {line}: decision {decision!r} is not include or exclude")
         if not reason:
-            raise ValueError(f"{path} line {line}: {video_id}: a reason is required")
+            raise UserError(f"{path} line {line}: {video_id}: a reason is required")
         if video_id in decisions:
             first = decisions[video_id].line
-            raise ValueError(f"{path} line {line}: {video_id} already listed on line {first}")
+            raise UserError(f"{path} line {line}: {video_id} already listed on line {first}")
         decisions[video_id] = CurationDecision(video_id, decision, reason, line)
     return decisions
 

@@ -2,9 +2,11 @@
 
 Checks, each reported as a ``Problem`` naming the file, row, video and column:
 
-- Layout: shards named ``{split}-{i:05d}-of-{n:05d}.parquet`` with no gap, no leftover
-  temporary shard; each shard's columns are exactly its config's, and its ``huggingface``
-  schema metadata restores exactly ``splice_dataset.features``.
+- Layout: one folder per config (``splice_dataset.shard_dir``), shards named
+  ``{split}-{i:05d}-of-{n:05d}.parquet`` with no gap, no leftover temporary shard; each
+  shard's columns are exactly its config's (the Hub's viewer casts every column of a file
+  to the config's features), and its ``huggingface`` schema metadata restores exactly
+  ``splice_dataset.features``.
 - Rows: ``num_clips`` within 2..7 and equal to the lengths of clips, captions, clip
   durations and every ``answer`` list; ``answer.order`` a permutation of 1..n that agrees
   with ``answer.segments`` (the label of the earliest segment comes first); segments
@@ -16,7 +18,8 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
 - Order leaks outside ``answer``: clip file names other than ``clip_file_name(video_id,
   label)``; clips whose timestamps do not start at 0 (they would carry source times); mp4
   metadata beyond the muxer's own keys (``creation_time``, comments, titles... could carry
-  source times or positions); text-shard rows that disagree with the clip shards; and a
+  source times or positions); ``video`` and ``text`` rows that disagree with the
+  ``video_text`` shards (the one config holding every column, checked in full); and a
   build where every video's labels are in chronological order (no shuffle). Captions and
   clip durations are aligned with the labels, so they are not leaks by themselves.
 - Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
@@ -40,6 +43,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import pickle
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -53,6 +57,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard
 
 from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.cli import float_in
 from splice_build.clipcheck import (
     ROUNDING,
     TOLERANCE_FRAMES,
@@ -60,6 +65,7 @@ from splice_build.clipcheck import (
     clip_problems,
     probe_clip,
 )
+from splice_build.errors import UserError
 from splice_build.probe import COVERAGE_TOLERANCE
 from splice_build.release_manifest import (
     MANIFEST,
@@ -74,23 +80,23 @@ from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
     ANSWER,
     CAPTIONS,
-    CLIP_DATA_DIR,
     CLIP_DURATIONS,
     CLIPS,
     CONFIGS,
     DEFAULT_CONFIG,
     DURATION,
+    FULL_CONFIG,
     MAX_CLIPS,
     MIN_CLIPS,
     NUM_CLIPS,
     SHARD_NAME_RE,
     SPLIT,
-    TEXT_DATA_DIR,
     VIDEO_ID,
     clip_file_name,
     columns,
     data_files_pattern,
     features,
+    shard_dir,
 )
 
 # Below this probability of every video being in chronological order by chance, the build
@@ -124,18 +130,17 @@ class ValidationReport:
     problems: list[Problem] = field(default_factory=list)
     videos: int = 0
     clips: int = 0
-    clip_shards: int = 0
-    text_shards: int = 0
+    shards: dict[str, int] = field(default_factory=dict)  # config -> shard count
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def summary(self) -> str:
+        counts = ", ".join(f"{n} {config}" for config, n in self.shards.items())
         return (
-            f"OK: {self.videos} videos, {self.clips} clips in {self.clip_shards} clip shard(s) "
-            f"and {self.text_shards} text shard(s); every clip decodes, answers are "
-            "permutations, no order leak found, the card matches"
+            f"OK: {self.videos} videos, {self.clips} clips; shards: {counts}; every clip "
+            "decodes, answers are permutations, no order leak found, the card matches"
         )
 
 
@@ -394,7 +399,7 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
         want = [{"split": split, "path": data_files_pattern(config, split)}]
         if files != want:
             problems.append(Problem("README.md", f"config {config}: data_files {files} != {want}"))
-        if config != "text" and entry.get("columns") != list(columns(config)):
+        if "columns" in entry and entry["columns"] != list(columns(config)):
             problems.append(
                 Problem("README.md", f"config {config}: columns {entry.get('columns')}")
             )
@@ -490,11 +495,11 @@ def validate_report(
     root = Path(out_dir)
     report = ValidationReport()
     problems = report.problems
-    clip_paths, found = _list_shards(root, CLIP_DATA_DIR, split)
-    problems += found
-    text_paths, found = _list_shards(root, TEXT_DATA_DIR, split)
-    problems += found
-    report.clip_shards, report.text_shards = len(clip_paths), len(text_paths)
+    paths: dict[str, list[Path]] = {}
+    for config in CONFIGS:
+        paths[config], found = _list_shards(root, shard_dir(config), split)
+        problems += found
+        report.shards[config] = len(paths[config])
 
     tolerance = _recorded_tolerance(root)
     manifest: ReleaseManifest | None = None
@@ -503,20 +508,21 @@ def validate_report(
     except ValueError as exc:
         problems.append(Problem(MANIFEST, str(exc)))
 
-    text_cols = columns("text")
-    seen: dict[str, tuple] = {}  # video id -> its text-config values in the clip shards
+    # The full config's rows are checked in full, the other configs' rows against them.
+    # video id -> column -> digest of its value in the full config's shards
+    seen: dict[str, dict[str, bytes]] = {}
     videos: list[VideoStats] = []
     identity_p = 1.0  # probability that all orders seen so far are chronological by chance
     all_identity = True
-    clip_infos: list[ShardInfo] = []
-    text_infos: list[ShardInfo] = []
-    for path in clip_paths:
-        rel = f"{CLIP_DATA_DIR}/{path.name}"
+    infos: dict[str, list[ShardInfo]] = {config: [] for config in CONFIGS}
+    full_dir = shard_dir(FULL_CONFIG)
+    for path in paths[FULL_CONFIG]:
+        rel = f"{full_dir}/{path.name}"
         pf = _open(rel, path, problems)
         if pf is None:
             continue
-        problems += _check_schema(rel, pf, "video_text")
-        clip_infos.append(shard_info(path))
+        problems += _check_schema(rel, pf, FULL_CONFIG)
+        infos[FULL_CONFIG].append(shard_info(path))
         for i, row in _rows(rel, pf, problems):
             vid = row.get(VIDEO_ID)
             if not vid or not isinstance(vid, str):
@@ -532,7 +538,7 @@ def validate_report(
                     row_problems.append((VIDEO_ID, f"not in {MANIFEST}"))
             row_problems += _check_clips(row, tolerance_frames, not quick, tolerance, imported)
             problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
-            seen[vid] = tuple(row.get(c) for c in text_cols)
+            seen[vid] = {c: _digest(row.get(c)) for c in columns(FULL_CONFIG)}
             n = row.get(NUM_CLIPS) or 0
             report.clips += len(row.get(CLIPS) or [])
             order = (row.get(ANSWER) or {}).get("order") or []
@@ -545,45 +551,70 @@ def validate_report(
     if videos and all_identity and identity_p < UNSHUFFLED_P:
         problems.append(
             Problem(
-                CLIP_DATA_DIR,
+                full_dir,
                 "every video's clips are labelled in chronological order "
                 f"(chance {identity_p:.1e}): the labels give the order away",
                 column=f"{ANSWER}.order",
             )
         )
 
-    in_text: set[str] = set()
-    for path in text_paths:
-        rel = f"{TEXT_DATA_DIR}/{path.name}"
-        pf = _open(rel, path, problems)
-        if pf is None:
-            continue
-        problems += _check_schema(rel, pf, "text")
-        text_infos.append(shard_info(path))
-        for i, row in _rows(rel, pf, problems):
-            vid = row.get(VIDEO_ID)
-            if vid in in_text:
-                problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
-            in_text.add(vid)
-            clip_values = seen.get(vid)
-            if clip_values is None:
-                problems.append(Problem(rel, "video not in the clip shards", row=i, video_id=vid))
-                continue
-            for col, clip_value in zip(text_cols, clip_values, strict=True):
-                if row.get(col) != clip_value:
-                    problems.append(Problem(rel, "differs from the clip shards' row", i, vid, col))
-    for vid in sorted(set(seen) - in_text):
-        problems.append(Problem(TEXT_DATA_DIR, "video missing from the text shards", video_id=vid))
+    for config in CONFIGS:
+        if config != FULL_CONFIG:
+            problems += _check_against_full(root, config, paths[config], seen, infos[config])
 
     shards = WriteResult(
         out_dir=root,
         split=split,
-        clip_shards=tuple(clip_infos),
-        text_shards=tuple(text_infos),
+        config_shards={config: tuple(infos[config]) for config in CONFIGS},
         videos=tuple(videos),
     )
     problems += _check_card(root, shards)
     return report
+
+
+def _digest(value: Any) -> bytes:
+    """A cell's value as a short digest: what the other configs' rows are compared by,
+    so that only 32 bytes per column of every video stay in memory."""
+    return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+
+
+def _check_against_full(
+    root: Path,
+    config: str,
+    paths: list[Path],
+    seen: dict[str, dict[str, bytes]],
+    infos: list[ShardInfo],
+) -> list[Problem]:
+    """A config's shards must hold the full config's rows, projected to its columns."""
+    problems: list[Problem] = []
+    folder = shard_dir(config)
+    found: set[str] = set()
+    for path in paths:
+        rel = f"{folder}/{path.name}"
+        pf = _open(rel, path, problems)
+        if pf is None:
+            continue
+        problems += _check_schema(rel, pf, config)
+        infos.append(shard_info(path))
+        for i, row in _rows(rel, pf, problems):
+            vid = row.get(VIDEO_ID)
+            if vid in found:
+                problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
+            found.add(vid)
+            full = seen.get(vid)
+            if full is None:
+                problems.append(
+                    Problem(rel, f"video not in the {FULL_CONFIG} shards", row=i, video_id=vid)
+                )
+                continue
+            for col in columns(config):
+                if _digest(row.get(col)) != full.get(col):
+                    problems.append(
+                        Problem(rel, f"differs from the {FULL_CONFIG} shards' row", i, vid, col)
+                    )
+    for vid in sorted(set(seen) - found):
+        problems.append(Problem(folder, f"video missing from the {config} shards", video_id=vid))
+    return problems
 
 
 def validate(
@@ -600,11 +631,15 @@ def validate(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", type=Path, help="a built SPLICE folder (README.md, data/, text/)")
+    parser.add_argument(
+        "dir",
+        type=Path,
+        help="a built SPLICE folder (README.md and one folder of shards per config)",
+    )
     parser.add_argument("--split", default=SPLIT, help=f"split to check (default {SPLIT})")
     parser.add_argument(
         "--tolerance-frames",
-        type=float,
+        type=float_in(0),
         default=TOLERANCE_FRAMES,
         help="allowed difference between a clip and its segment, in frames (default 1)",
     )
@@ -617,8 +652,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not Path(args.dir).is_dir():
-        print(f"{args.dir}: not a folder")
-        return 1
+        raise UserError(f"{args.dir}: not a folder")
     report = validate_report(
         args.dir, split=args.split, tolerance_frames=args.tolerance_frames, quick=args.quick
     )

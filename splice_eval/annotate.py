@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import random
 import re
@@ -30,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import splice_dataset as schema
+from splice_build.cli import int_at_least
+from splice_build.errors import UserError, read_text
 from splice_metric import score
 
 from .predictions import Prediction, project_version, write_predictions
@@ -94,12 +97,14 @@ def assign(num_clips: dict[str, int], annotators: Sequence[str], seed: int = 0) 
     """Spread videos over teams of two and give each video to both team members, once per
     modality, flipped between them (Section 3.3). Deterministic in (videos, annotators, seed)."""
     if len(annotators) < 2 or len(annotators) % 2:
-        raise ValueError(f"need an even number (>= 2) of annotators, got {list(annotators)}")
+        raise UserError(
+            f"--annotators: need an even number (>= 2) of annotators, got {list(annotators)}"
+        )
     if len(set(annotators)) != len(annotators):
-        raise ValueError(f"annotator names must be distinct: {list(annotators)}")
+        raise UserError(f"--annotators: annotator names must be distinct: {list(annotators)}")
     for name in annotators:
         if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise ValueError(f"annotator name {name!r}: use letters, digits, '-' or '_'")
+            raise UserError(f"--annotators: name {name!r}: use letters, digits, '-' or '_'")
     teams = [tuple(annotators[i : i + 2]) for i in range(0, len(annotators), 2)]
     rng = random.Random(f"splice-annotate:{seed}")
     videos = sorted(num_clips)
@@ -137,11 +142,12 @@ def write_key(path: Path, build: Path, seed: int, assignments: Sequence[Assignme
 
 def read_key(path: str | Path) -> dict[int, Assignment]:
     path = Path(path)
+    text = read_text(path, "annotation key")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
         items = [Assignment(**{**a, "parts": tuple(a["parts"])}) for a in data["assignments"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a SPLICE annotation key ({exc})") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{path}: not a SPLICE annotation key ({exc})") from None
     return {a.folder: a for a in items}
 
 
@@ -203,7 +209,7 @@ def export(
 # --- sheets ----------------------------------------------------------------------------
 
 
-class SheetError(ValueError):
+class SheetError(UserError):
     """A problem in a filled sheet; the message starts with ``file:line:``."""
 
 
@@ -241,8 +247,11 @@ def read_sheet(path: str | Path) -> list[SheetAnswer]:
     path = Path(path)
     answers: list[SheetAnswer] = []
     seen: dict[int, str] = {}
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.reader(fh))
+    text = read_text(path, "sheet")  # UTF-8, BOM accepted; Latin-1 names the line
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise SheetError(f"{path}: not a readable CSV sheet ({exc})") from None
     if not rows or tuple(c.strip().lower() for c in rows[0][:2]) != SHEET_HEADER:
         raise SheetError(f"{path}:1: header must be 'folder,order'")
     for lineno, row in enumerate(rows[1:], 2):
@@ -468,7 +477,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated names; consecutive pairs form teams (default A1,B1,A2,B2)",
     )
     ex.add_argument("--seed", type=int, default=0)
-    ex.add_argument("--limit", type=int, default=None, help="only the first N videos by id")
+    ex.add_argument(
+        "--limit", type=int_at_least(1), default=None, help="only the first N videos by id"
+    )
     ing = sub.add_parser("ingest", help="validate filled sheets; write curation and predictions")
     ing.add_argument("sheets", type=Path, nargs="+", help="filled sheet.csv files")
     ing.add_argument(
@@ -489,13 +500,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     key = args.key or _find_key(args.sheets)
     if key is None:
-        print("splice annotate ingest: no key.json found beside the sheets; pass --key")
-        return 2
-    try:
-        summary = ingest(args.sheets, key, args.out, args.partial)
-    except SheetError as exc:
-        print(f"splice annotate ingest: {exc}")
-        return 1
+        raise UserError(f"no {KEY_NAME} found beside the sheets; pass --key")
+    summary = ingest(args.sheets, key, args.out, args.partial)
     print(json.dumps(summary, indent=1))
     return 0
 

@@ -24,7 +24,6 @@ parsed back with ``splice_metric.parse_order``, the project's one parser of answ
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 import splice_dataset as schema
+from splice_build.errors import UserError, read_bytes
+from splice_build.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 
 from .builddata import iter_rows
@@ -256,18 +257,18 @@ def run(args: argparse.Namespace) -> int:
             run_baseline(args.name, args.data, config, args.seed),
             baseline_metadata(args.name, config, args.seed),
         )
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"splice baseline {args.name}: {exc}")
-        return 2
+    except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks
+        raise UserError(str(exc)) from exc
     print(f"wrote {path}")
     return 0
 
 
 def _run_coin(args: argparse.Namespace) -> int:
     if args.name != "taxonomy-prior":
-        print("splice baseline: --coin works with taxonomy-prior only")
-        return 2
-    data = json.loads(args.coin.read_text(encoding="utf-8"))
+        raise UserError("--coin works with taxonomy-prior only")
+    data = parse_annotation_json(read_bytes(args.coin, "annotation file"), args.coin)
+    if not isinstance(data, dict):
+        raise UserError(f'{args.coin}: no "database" object; expected COIN.json format')
     cases = taxonomy_prior_on_coin(data.get("database", data), args.seed)
     write_predictions(
         args.out,

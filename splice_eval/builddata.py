@@ -14,9 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import splice_dataset as schema
+from splice_build.errors import UserError
+
+
+class NotABuild(UserError):
+    """The folder given as a build has no shards of the config asked for."""
 
 
 def iter_rows(
@@ -27,14 +33,22 @@ def iter_rows(
     unknown = [c for c in wanted if c not in schema.columns(config)]
     if unknown:
         raise ValueError(f"config {config!r} has no column(s) {unknown}")
-    for path in schema.shard_files(build, config).get(schema.SPLIT, []):
-        shard = pq.ParquetFile(path)
-        # pyarrow skips a requested column the file lacks: the rows would just miss the key
-        missing = [c for c in wanted if c not in shard.schema_arrow.names]
-        if missing:
-            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-        for batch in shard.iter_batches(columns=wanted, batch_size=batch_size):
-            yield from batch.to_pylist()
+    try:
+        shards = schema.shard_files(build, config).get(schema.SPLIT, [])
+    except FileNotFoundError as exc:  # names the folder looked in
+        raise NotABuild(str(exc)) from None
+    for path in shards:
+        try:
+            shard = pq.ParquetFile(path)
+            # pyarrow skips a requested column the file lacks: rows would just miss the key
+            missing = [c for c in wanted if c not in shard.schema_arrow.names]
+            if missing:
+                raise UserError(f"{path}: missing column(s) {', '.join(missing)}")
+            batches = shard.iter_batches(columns=wanted, batch_size=batch_size)
+            for batch in batches:
+                yield from batch.to_pylist()
+        except (OSError, pa.ArrowException) as exc:  # truncated or not Parquet at all
+            raise UserError(f"{path}: not a readable Parquet shard ({exc})") from None
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splice_build.errors import UserError, read_text
+
 REQUIRED = ("video_id", "config", "model", "raw_output", "order")
 METADATA_KEY = "splice_metadata"
 # Metadata that may differ between runs appending to one file: where the server was and
@@ -108,10 +110,9 @@ _SHOWN_FIRST = {"producer": 0, "model": 1, "config": 2, "endpoint": 3}
 def read_metadata(path: str | Path) -> dict[str, Any] | None:
     """The file's metadata line, or None when it has none."""
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                return _metadata_of(line, path)
+    for line in read_text(path, "prediction file").split("\n"):
+        if line.strip():
+            return _metadata_of(line, path)
     return None
 
 
@@ -125,7 +126,7 @@ def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or set(data) != {METADATA_KEY}:
         return None
     if not isinstance(data[METADATA_KEY], dict):
-        raise ValueError(f"{path}:1: {METADATA_KEY} must be a JSON object")
+        raise UserError(f"{path}:1: {METADATA_KEY} must be a JSON object")
     return data[METADATA_KEY]
 
 
@@ -137,40 +138,40 @@ def read_predictions(path: str | Path) -> list[Prediction]:
 def iter_predictions(path: str | Path) -> Iterator[Prediction]:
     """The predictions of a file (its metadata line skipped; see ``read_metadata``)."""
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        first = True
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            if first and _metadata_of(line, path) is not None:
-                first = False
-                continue
+    # split on "\n" only: raw_output may hold U+2028 and other line breaks of str.splitlines
+    first = True
+    for lineno, line in enumerate(read_text(path, "prediction file").split("\n"), 1):
+        if not line.strip():
+            continue
+        if first and _metadata_of(line, path) is not None:
             first = False
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(data, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            if METADATA_KEY in data:
-                raise ValueError(f"{path}:{lineno}: a metadata line belongs on the first line")
-            missing = [k for k in REQUIRED if k not in data]
-            if missing:
-                raise ValueError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-            order = data["order"]
-            if order is not None and not (
-                isinstance(order, list)
-                and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
-            ):
-                raise ValueError(f"{path}:{lineno}: field 'order' must be a list of ints or null")
-            yield Prediction(
-                video_id=str(data["video_id"]),
-                config=str(data["config"]),
-                model=str(data["model"]),
-                raw_output=data["raw_output"],
-                order=order,
-                extra={k: v for k, v in data.items() if k not in REQUIRED},
-            )
+            continue
+        first = False
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict):
+            raise UserError(f"{path}:{lineno}: expected a JSON object")
+        if METADATA_KEY in data:
+            raise UserError(f"{path}:{lineno}: a metadata line belongs on the first line")
+        missing = [k for k in REQUIRED if k not in data]
+        if missing:
+            raise UserError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
+        order = data["order"]
+        if order is not None and not (
+            isinstance(order, list)
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+        ):
+            raise UserError(f"{path}:{lineno}: field 'order' must be a list of ints or null")
+        yield Prediction(
+            video_id=str(data["video_id"]),
+            config=str(data["config"]),
+            model=str(data["model"]),
+            raw_output=data["raw_output"],
+            order=order,
+            extra={k: v for k, v in data.items() if k not in REQUIRED},
+        )
 
 
 def write_predictions(

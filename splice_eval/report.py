@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from splice_build.card import markdown_table
+from splice_build.errors import UserError
 from splice_build.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline, score
 
@@ -78,7 +79,7 @@ def load_runs(paths: Sequence[str | Path], meta: dict[str, VideoMeta]) -> list[R
         for p in read_predictions(path):
             table = collected.setdefault((p.model, p.config), {})
             if p.video_id in table:
-                raise ValueError(f"{path}: {p.model}/{p.config} predicts video {p.video_id} twice")
+                raise UserError(f"{path}: {p.model}/{p.config} predicts video {p.video_id} twice")
             table[p.video_id] = p
             files = sources.setdefault((p.model, p.config), [])
             if not files or files[-1]["file"] != str(path):
@@ -547,8 +548,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         path = write_report(args.predictions, args.data, args.out)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"splice report: {exc}")
-        return 2
+    except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
+        raise UserError(str(exc)) from exc
     print(f"wrote {path}")
     return 0

@@ -52,6 +52,7 @@ from tqdm import tqdm
 
 import splice_dataset as schema
 import splice_metric
+from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval import http_post
 from splice_eval.breaker import (
@@ -93,7 +94,8 @@ class FrameSpec:
 
     fps: float | None = 1.0
     num_frames: int | None = None
-    max_side: int | None = None
+    # Explicit, so that a prediction file's metadata says what the frames were.
+    max_side: int | None = schema.PAPER_MAX_SIDE
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``splice_dataset.sample_frames``."""
@@ -125,7 +127,7 @@ def parse_frames(text: str) -> FrameSpec:
     try:
         fps = float(values["fps"]) if "fps" in values else None
         num_frames = int(values["num_frames"]) if "num_frames" in values else None
-        max_side = int(values["max_side"]) if "max_side" in values else None
+        max_side = int(values["max_side"]) if "max_side" in values else schema.PAPER_MAX_SIDE
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"--frames {text!r}: {exc}") from None
     if fps is not None and not fps > 0:
@@ -657,7 +659,10 @@ def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[],
 def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
     """Rows of a built folder or Hub id, streamed, clips undecoded (the runner only needs
     their bytes: it sends them as they are or samples frames with PyAV)."""
-    return schema.load(config, source=data, streaming=True, decode=False)
+    try:
+        return schema.load(config, source=data, streaming=True, decode=False)
+    except FileNotFoundError as exc:  # a local folder that is not there (or not a build)
+        raise UserError(f"--data {data}: {exc}") from None
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -699,40 +704,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(base64 images; works with every OpenAI-compatible endpoint). Default: images",
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
-    parser.add_argument("--concurrency", type=int, default=4, help="requests in flight")
+    parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=float_in(0, low_open=True),
         default=300.0,
         help="wall-clock seconds per attempt, whatever the server does (default 300)",
     )
-    parser.add_argument("--max-retries", type=int, default=5, help="retries per row")
+    parser.add_argument("--max-retries", type=int_at_least(0), default=5, help="retries per row")
     parser.add_argument(
-        "--backoff", type=float, default=1.0, help="first retry wait in seconds (doubles)"
+        "--backoff", type=float_in(0), default=1.0, help="first retry wait in seconds (doubles)"
     )
     parser.add_argument(
         "--max-answer-bytes",
-        type=int,
+        type=int_at_least(1024),
         default=DEFAULT_MAX_ANSWER_BYTES,
         help=f"largest reply body read per attempt (default {DEFAULT_MAX_ANSWER_BYTES})",
     )
     parser.add_argument(
         "--max-connect-failures",
-        type=int,
+        type=int_at_least(1),
         default=DEFAULT_MAX_FAILURES,
         help="stop the run after this many connection failures in a row (refused, DNS, "
         f"TLS; default {DEFAULT_MAX_FAILURES})",
     )
     parser.add_argument(
         "--max-silence",
-        type=float,
+        type=float_in(0, low_open=True),
         default=DEFAULT_MAX_SILENCE,
         help="stop the run when no reply at all arrived for this many seconds while "
         f"requests kept failing (default {DEFAULT_MAX_SILENCE:g})",
     )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N rows")
-    parser.add_argument("--max-tokens", type=int, default=1024)
-    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--limit", type=int_at_least(1), default=None, help="only the first N rows")
+    parser.add_argument("--max-tokens", type=int_at_least(1), default=1024)
+    parser.add_argument("--temperature", type=float_in(0), default=0.0)
     parser.add_argument(
         "--api-key-env",
         default=DEFAULT_KEY_ENV,
@@ -833,6 +838,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     log_filter = RedactingFilter(redactor)
     log.addFilter(log_filter)
     metadata = run_metadata(args, settings)
+    rows = load_rows(args.data, args.config)  # a missing build is refused before any output
     print(
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
@@ -840,7 +846,6 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}
-    rows = load_rows(args.data, args.config)
     bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
     in_main = threading.current_thread() is threading.main_thread()
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None

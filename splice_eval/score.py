@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import splice_dataset as sd
-from splice_eval.builddata import read_meta
+from splice_build.cli import float_in, int_at_least
+from splice_build.errors import UserError
+from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata, read_metadata, read_predictions
 from splice_metric import RATES
 from splice_metric import score as score_orders
@@ -65,8 +66,8 @@ def read_answers(build_dir: str | Path) -> Answers:
     refuses a repeated video or one without an answer order)."""
     try:
         meta = read_meta(build_dir)
-    except FileNotFoundError:
-        raise ValueError(
+    except NotABuild:
+        raise UserError(
             f"{build_dir}: no text shards matching {sd.data_files_pattern('text')} "
             "(is this a SPLICE build folder?)"
         ) from None
@@ -90,7 +91,7 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
         metadata = read_metadata(path)
         for pred in read_predictions(path):
             if pred.video_id not in known:
-                raise ValueError(
+                raise UserError(
                     f"{path}: video {pred.video_id!r} (model {pred.model!r}, config "
                     f"{pred.config!r}) is not in the build"
                 )
@@ -99,7 +100,7 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
                 Run(path, pred.model, pred.config, metadata=metadata),
             )
             if pred.video_id in run.orders:
-                raise ValueError(
+                raise UserError(
                     f"{path}: video {pred.video_id!r} has two predictions for model "
                     f"{pred.model!r}, config {pred.config!r}"
                 )
@@ -107,7 +108,7 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
             if pred.extra.get("error"):
                 run.errors.add(pred.video_id)
         if not any(key[0] == path for key in runs):
-            raise ValueError(f"{path}: no predictions")
+            raise UserError(f"{path}: no predictions")
     return list(runs.values())
 
 
@@ -226,9 +227,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--random-baseline", action="store_true", help="add the expected random scores"
     )
     parser.add_argument(
-        "--confidence-level", type=float, default=None, help="bootstrap intervals, e.g. 0.95"
+        "--confidence-level",
+        type=float_in(0, 1, low_open=True),
+        default=None,
+        help="bootstrap intervals, e.g. 0.95",
     )
-    parser.add_argument("--bootstrap-iterations", type=int, default=1000)
+    parser.add_argument("--bootstrap-iterations", type=int_at_least(1), default=1000)
     parser.add_argument("--json", type=Path, default=None, help="also write all results here")
 
 
@@ -247,9 +251,8 @@ def run(args: argparse.Namespace) -> int:
             )
             for r in runs
         ]
-    except (OSError, ValueError) as exc:
-        print(f"splice score: error: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
+        raise UserError(str(exc)) from exc
     print(render(results, args.groups))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -70,7 +70,8 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A complete SPLICE build of the bundled demo (real COIN annotations, stand-in videos).
 
     Built once per test session with the real pipeline; tests must not modify it (copy it
-    first). Layout: README.md, data/test-*.parquet, text/test-*.parquet, build_report.json.
+    first). Layout: README.md, one folder of shards per config (video_text/, video/, text/
+    test-*.parquet), build_report.json.
     """
     from splice_build.demo import build_demo
 

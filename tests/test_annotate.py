@@ -330,7 +330,7 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
                 str(tmp_path / "x"),
             ]
         )
-        == 1
+        == 2
     )
 
     # rebuild the demo with the curation file: the inconclusive video is gone

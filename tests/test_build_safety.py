@@ -184,8 +184,8 @@ def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) ->
     (out / ".DS_Store").write_bytes(b"\0")  # a desktop opened it
     assert foreign_output(out) is None
     assert foreign_output(tmp_path / "absent") is None and foreign_output(tmp_path) is not None
-    (out / "data" / "notes.txt").write_text("mine", "utf-8")
-    assert "data/notes.txt" in foreign_output(out)
+    (out / "video_text" / "notes.txt").write_text("mine", "utf-8")
+    assert "video_text/notes.txt" in foreign_output(out)
     legacy = tmp_path / "work"  # as builds before the marker left it: committed cuts only
     (legacy / "videos" / "abc").mkdir(parents=True)
     (legacy / "videos" / "abc" / "cut.json").write_text("{}", "utf-8")

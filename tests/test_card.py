@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 
@@ -22,7 +23,14 @@ from splice_build.card import (
 )
 from splice_build.stats import BIN_LABELS, VideoStats, compute_stats, duration_bin
 from splice_build.write import write_dataset
-from splice_dataset import CONFIGS, DEFAULT_CONFIG, clip_file_name, columns, features
+from splice_dataset import (
+    CONFIGS,
+    DEFAULT_CONFIG,
+    clip_file_name,
+    columns,
+    features,
+    shard_dir,
+)
 
 SHA = "0123456789abcdef" * 4
 
@@ -141,16 +149,20 @@ def test_card_yaml_parses_and_describes_the_configs(built):
     configs = {c["config_name"]: c for c in data["configs"]}
     assert set(configs) == set(CONFIGS)
     assert configs["video_text"]["default"] is True
-    assert configs["video"]["data_files"] == [{"split": "test", "path": "data/test-*.parquet"}]
-    assert configs["text"]["data_files"] == [{"split": "test", "path": "text/test-*.parquet"}]
-    assert configs["video"]["columns"] == list(columns("video"))
-    assert configs["video_text"]["columns"] == list(columns("video_text"))
+    for config in CONFIGS:  # each config its own folder; no `columns:` projection
+        want = [{"split": "test", "path": f"{shard_dir(config)}/test-*.parquet"}]
+        assert configs[config]["data_files"] == want
+        assert "columns" not in configs[config]
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
     for config in CONFIGS:
         assert infos[config].features == features(config)
         assert infos[config].splits["test"].num_examples == 6
     assert infos["video"].splits["test"].num_bytes < infos["video_text"].splits["test"].num_bytes
     assert infos["text"].download_size < infos["video"].download_size
+    assert infos["video"].download_size <= infos["video_text"].download_size
+    for config in CONFIGS:
+        files = (built / shard_dir(config)).glob("*.parquet")
+        assert infos[config].download_size == sum(f.stat().st_size for f in files)
     assert datasets.get_dataset_default_config_name(str(built)) == DEFAULT_CONFIG
     assert sorted(datasets.get_dataset_config_names(str(built))) == sorted(CONFIGS)
 
@@ -174,6 +186,15 @@ def test_card_body(built, tiny_videos):
     )  # fmt: skip
     assert markdown_table(TABLE1_HEADER, table1_rows(stats)) in text
     assert "| Dish | 3 | 3 | 12 |" in text and "| Vehicle | 3 | 3 | 15 |" in text
+    # what a user downloads per config: each config's folder and size, in the table and note
+    note = re.search(r"In this build: (.*)\.", text)
+    assert note, "no per-config download sizes"
+    for config in CONFIGS:
+        size = sum(f.stat().st_size for f in (built / shard_dir(config)).glob("*.parquet"))
+        human = f"{size / 1000:.2f} kB"
+        assert f"`{config}` {human}" in note.group(1)
+        assert re.search(rf"^\| `{config}`.*\| `{shard_dir(config)}/`, {human} \|$", text, re.M)
+    assert "keeps the clips once" in text
 
 
 def test_card_template_is_reusable_and_deterministic(tmp_path, tiny_videos):
@@ -245,18 +266,16 @@ def test_card_gives_each_content_its_own_load_dataset_cache(tmp_path, tiny_video
     write_card(out, written, _provenance())
     twin = tmp_path / "b" / "splice"
     shutil.copytree(out, twin)
-    shard = next((twin / "text").glob("*.parquet"))
+    shard = next((twin / shard_dir("text")).glob("*.parquet"))
     data = bytearray(shard.read_bytes())
     data[100] ^= 0xFF  # same size, other content
     shard.write_bytes(bytes(data))
     twin_written = replace(
         written,
-        text_shards=tuple(
-            replace(s, path=twin / "text" / s.path.name) for s in written.text_shards
-        ),
-        clip_shards=tuple(
-            replace(s, path=twin / "data" / s.path.name) for s in written.clip_shards
-        ),
+        config_shards={
+            config: tuple(replace(s, path=twin / shard_dir(config) / s.path.name) for s in shards)
+            for config, shards in written.config_shards.items()
+        },
     )
     write_card(twin, twin_written, _provenance())
     descriptions = [

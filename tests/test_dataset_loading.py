@@ -156,8 +156,8 @@ def test_builder_errors_name_the_folder_or_file(tmp_path: Path, demo_build: Path
             config_name="text", data_dir=str(empty), cache_dir=str(tmp_path / "c1")
         ).download_and_prepare()
     broken = tmp_path / "broken"
-    shutil.copytree(demo_build / sd.TEXT_DATA_DIR, broken / sd.TEXT_DATA_DIR)
-    shard = sorted((broken / sd.TEXT_DATA_DIR).glob("*.parquet"))[0]
+    shutil.copytree(demo_build / sd.shard_dir("text"), broken / sd.shard_dir("text"))
+    shard = sorted((broken / sd.shard_dir("text")).glob("*.parquet"))[0]
     table = pq.read_table(shard).drop_columns([sd.CAPTIONS])
     pq.write_table(pa.Table.from_batches(table.to_batches(), table.schema), shard)
     with pytest.raises(datasets.exceptions.DatasetGenerationError) as caught:

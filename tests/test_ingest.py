@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from splice_build import taxonomy
+from splice_build.errors import UserError
 from splice_build.ingest import SEGMENT_TOLERANCE, IngestResult, load_annotations
 from splice_build.records import Step
 
@@ -330,7 +331,8 @@ def test_within_tolerance_and_int_ids_are_accepted(tmp_path: Path, raw_db: dict[
     ("content", "message"),
     [
         (b"not json {", "not a JSON annotation file"),
-        (b"\xff\xfe\x00binary", "not a JSON annotation file"),
+        (b"\xff\xfe\x00binary", "line 1: not UTF-8 (byte 0xff)"),
+        (b'{"database": {"a": {', "line 1 column 21: not a JSON annotation file"),  # truncated
         (b'{"videos": {}}', 'no "database" object'),
         (b"[1, 2]", 'no "database" object'),
         (b'{"database": [1, 2]}', '"database" is a list, expected an object'),
@@ -345,5 +347,7 @@ def test_unusable_file_raises_naming_it(tmp_path: Path, content: bytes, message:
 
 
 def test_missing_file_raises(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(UserError, match="annotation file not found: .*absent.json"):
         load_annotations(tmp_path / "absent.json")
+    with pytest.raises(UserError, match="is a folder"):
+        load_annotations(tmp_path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import yaml
 
 import splice_dataset as schema
 import splice_metric
+from splice_eval.builddata import iter_rows, read_meta
 
 REPO = Path(__file__).resolve().parents[1]
 TASK_DIR = REPO / "lmms_eval_tasks" / "splice"
@@ -76,8 +78,12 @@ def test_task_yaml_is_complete(utils):
         assert cfg["test_split"] == schema.SPLIT and cfg["output_type"] == "generate_until"
         for key in ("process_docs", "doc_to_visual", "doc_to_text", "doc_to_messages"):
             assert isinstance(cfg[key], _FunctionTag), key
-        # every !function names a function of utils.py
-        tags = [v for v in cfg.values() if isinstance(v, _FunctionTag)]
+        # lmms-eval reads metadata.version (a list made it record the version as "Yaml")
+        assert cfg["metadata"] == {"version": 1.0}
+        # the data: resolved by utils (absolute, $SPLICE_DATA), never a cwd-relative name
+        assert cfg["dataset_path"].name == "utils.DATASET_PATH"
+        # every other !function names a function of utils.py
+        tags = [v for k, v in cfg.items() if isinstance(v, _FunctionTag) and k != "dataset_path"]
         tags += [m["aggregation"] for m in cfg["metric_list"]]
         for tag in tags:
             module, name = tag.name.split(".")
@@ -99,6 +105,7 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
     for config in ("video", "video_text", "text"):
         rows = docs(demo_build, config, utils)
         assert rows
+        raw = {r[schema.VIDEO_ID]: r.get(schema.CLIPS) for r in iter_rows(demo_build, config)}
         records = []
         for doc in rows:
             assert utils.config_of(doc) == config
@@ -113,17 +120,20 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
             if config == "text":
                 assert visuals == []
             else:
-                assert len(visuals) == doc[schema.NUM_CLIPS]
-                for label, (path, clip) in enumerate(
-                    zip(visuals, doc[schema.CLIPS], strict=True), 1
-                ):
+                # process_docs wrote the clips once: the doc holds their paths, no bytes
+                assert visuals == doc[schema.CLIPS]
+                raw_clips = raw[doc[schema.VIDEO_ID]]
+                assert len(visuals) == doc[schema.NUM_CLIPS] == len(raw_clips)
+                for label, (path, clip) in enumerate(zip(visuals, raw_clips, strict=True), 1):
                     path = Path(path)
+                    assert path.parent.parent == tmp_path / "clips"
                     assert path.name == schema.clip_file_name(doc[schema.VIDEO_ID], label)
                     assert path.read_bytes() == clip["bytes"]
-                    # a second call reuses the file
-                    before = path.stat().st_mtime_ns
-                    assert utils.doc_to_visual(doc)[label - 1] == str(path)
-                    assert path.stat().st_mtime_ns == before
+                # a raw doc (clip bytes) gets the same files, reused as they are
+                before = [Path(p).stat().st_mtime_ns for p in visuals]
+                raw_doc = {**doc, schema.CLIPS: raw_clips}
+                assert utils.doc_to_visual(raw_doc) == visuals
+                assert [Path(p).stat().st_mtime_ns for p in visuals] == before
                 messages = utils.doc_to_messages(doc)
                 content = messages[0]["content"]
                 assert content[0] == {"type": "text", "text": prompt.text}
@@ -170,7 +180,32 @@ def test_config_of_rejects_a_foreign_doc(utils):
         utils.config_of({"video_id": "abc"})
 
 
-# --- lmms-eval's own registry ------------------------------------------------------------------
+# --- where the data comes from ------------------------------------------------------------
+
+
+def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    # a relative $SPLICE_DATA is resolved once, against the folder lmms-eval starts in
+    monkeypatch.setenv(utils.DATA_ENV, os.path.relpath(demo_build, elsewhere))
+    assert utils.DATASET_PATH == str(demo_build.resolve())
+    monkeypatch.setenv(utils.DATA_ENV, "ORG/splice")  # a Hub id passes through
+    assert utils.DATASET_PATH == "ORG/splice"
+    for missing in ("splice", str(tmp_path / "gone")):  # a name `datasets` would look up
+        monkeypatch.setenv(utils.DATA_ENV, missing)
+        with pytest.raises(FileNotFoundError, match=re.escape(missing)):
+            utils.dataset_path()
+    # unset: the repository's ./splice, wherever lmms-eval runs, or a clear error
+    monkeypatch.delenv(utils.DATA_ENV)
+    monkeypatch.setattr(utils, "REPO_BUILD", demo_build)
+    assert utils.DATASET_PATH == str(demo_build)
+    monkeypatch.setattr(utils, "REPO_BUILD", tmp_path / "no-build")
+    with pytest.raises(FileNotFoundError, match="make demo"):
+        utils.dataset_path()
+
+
+# --- lmms-eval itself, in its own venv ---------------------------------------------------------
 
 
 def lmms_python() -> Path | None:
@@ -179,12 +214,16 @@ def lmms_python() -> Path | None:
     if not path.exists():
         return None
     probe = subprocess.run(
-        [str(path), "-c", "import lmms_eval.tasks"], capture_output=True, text=True, timeout=300
+        [str(path), "-c", "import lmms_eval.tasks, lmms_eval.evaluator, splice_dataset"],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     return path if probe.returncode == 0 else None
 
 
-def test_lmms_eval_registry_loads_and_runs_the_tasks(demo_build, utils, tmp_path):
+@pytest.fixture(scope="module")
+def lmms() -> Path:
     python = lmms_python()
     if python is None:
         if os.environ.get("SPLICE_REQUIRE_LMMS") == "1":  # `make test` builds .venv-lmms
@@ -193,18 +232,28 @@ def test_lmms_eval_registry_loads_and_runs_the_tasks(demo_build, utils, tmp_path
             "lmms-eval is not installed: it needs its own venv (PyAV<16, torch); "
             "run `make lmms-venv` or set SPLICE_LMMS_PYTHON"
         )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    return python
+
+
+def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
+    """The build through $SPLICE_DATA, and caches of this test only (the project itself is
+    installed in lmms-eval's venv: nothing on PYTHONPATH)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return {
+        **env,
+        "SPLICE_DATA": str(build),
         "SPLICE_CLIP_CACHE": str(tmp_path / "clips"),
         "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),
         "HF_HUB_OFFLINE": "1",
     }
+
+
+def test_lmms_eval_registry_loads_the_tasks(lmms, demo_build, utils, tmp_path):
     proc = subprocess.run(
-        [str(python), str(REPO / "tests" / "lmms_probe.py"), str(TASK_DIR), str(demo_build)],
+        [str(lmms), str(REPO / "tests" / "lmms_probe.py"), str(TASK_DIR)],
         capture_output=True,
         text=True,
-        env=env,
+        env=lmms_env(demo_build, tmp_path),
         timeout=900,
         cwd=tmp_path,
     )
@@ -217,6 +266,8 @@ def test_lmms_eval_registry_loads_and_runs_the_tasks(demo_build, utils, tmp_path
     for task, config in TASKS.items():
         seen = report["tasks"][task]
         assert seen["dataset_name"] == config
+        assert seen["dataset_path"] == str(demo_build.resolve())
+        assert seen["version"] == 1.0
         assert seen["num_docs"] == expected_docs[config]
         first = seen["first"]
         if config == "text":
@@ -228,3 +279,73 @@ def test_lmms_eval_registry_loads_and_runs_the_tasks(demo_build, utils, tmp_path
         assert seen["perfect"]["invalid_rate"] == 0.0
         assert seen["wrong"]["invalid_rate"] == 1.0
         assert seen["higher_is_better"]["edit_distance"] is False
+
+
+# What the dummy model answers per task: its default ("A": a one-clip answer, invalid), and
+# answers that are right, wrong or invalid depending on the video, so the scores are not
+# all 0 or 1.
+DUMMY_ANSWERS = {
+    "splice_video": None,
+    "splice_video_text": "2 1 3",
+    "splice_text": "Video 2 -> Video 1",
+}
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
+    """The README's command, from the repository root: lmms-eval loads the build, asks the
+    dummy model, scores with the task's aggregations and prints the table; its scores are
+    the SPLICE metric's on the answers it logged."""
+    out = tmp_path / "out"
+    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
+    command += [
+        "--include_path",
+        "lmms_eval_tasks/splice",
+        "--log_samples",
+        "--output_path",
+        str(out),
+    ]
+    if DUMMY_ANSWERS[task] is not None:
+        command += ["--model_args", f"response={DUMMY_ANSWERS[task]}"]
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=lmms_env(demo_build, tmp_path),
+        timeout=900,
+        cwd=REPO,
+    )
+    log = (proc.stdout + proc.stderr)[-4000:]
+    # lmms-eval exits 0 even when a task fails to load: the files are the proof
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
+    (results_file,) = out.rglob("*_results.json")
+    (samples_file,) = out.rglob(f"*_samples_{task}.jsonl")
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    assert results["versions"][task] == 1.0
+    assert results["configs"][task]["dataset_path"] == str(demo_build.resolve())
+
+    text = samples_file.read_text(encoding="utf-8")
+    assert "base64" not in text and "image/png" not in text  # no clip bytes in the log
+    samples = [json.loads(line) for line in text.splitlines()]
+    meta = read_meta(demo_build)
+    answered = {s["binary_accuracy"]["video_id"]: s["filtered_resps"] for s in samples}
+    assert sorted(answered) == sorted(meta)  # every video, once
+    for answer in answered.values():
+        answer = answer[0] if isinstance(answer, list) else answer
+        assert answer == (DUMMY_ANSWERS[task] or "A")
+    vids = sorted(answered)
+    expected = splice_metric.score(
+        [
+            splice_metric.parse_order(a[0] if isinstance(a, list) else a)
+            for a in (answered[v] for v in vids)
+        ],
+        [list(meta[v].order) for v in vids],
+    )
+    scores = results["results"][task]
+    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines()]
+    for name in splice_metric.METRICS:
+        assert scores[f"{name},none"] == pytest.approx(expected[name]), name
+        # the printed table has a row per metric
+        rows = [cells for cells in table if cells[:1] == [task] and name in cells]
+        assert len(rows) == 1 and f"{expected[name]:.4f}" in rows[0], (name, proc.stdout[-3000:])
+    assert 0 < expected["invalid_rate"] <= 1

@@ -40,7 +40,7 @@ def test_demo_build_has_every_entry_in_report(demo_build: Path) -> None:
     assert sorted(v["video_id"] for v in report["videos"]) == sorted(bundled)
     included = [v for v in report["videos"] if v["status"] == "included"]
     assert len(included) == len(bundled)  # every bundled entry is a 2..7-step video
-    rows = pq.read_table(demo_build / schema.TEXT_DATA_DIR).to_pylist()
+    rows = pq.read_table(demo_build / schema.shard_dir("text")).to_pylist()
     assert sorted(r[schema.VIDEO_ID] for r in rows) == sorted(v["video_id"] for v in included)
     for row in rows:
         entry = bundled[row[schema.VIDEO_ID]]
@@ -104,7 +104,7 @@ def test_shuffles_unchanged_when_videos_are_added(
         out = run_build(
             config(annotations, sources, tmp_path / name / "splice", validate=False)
         ).out
-        rows = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+        rows = pq.read_table(out / schema.shard_dir("text")).to_pylist()
         return {r[schema.VIDEO_ID]: r[schema.ANSWER]["order"] for r in rows}
 
     small = orders(demo_ids[:2], "small")
@@ -136,7 +136,7 @@ def test_broken_sources_are_skipped_with_reason(
     report_text = (result.out / REPORT_JSON).read_text("utf-8")
     assert str(tmp_path) not in report_text  # no local paths in what gets published
     assert result.problems == []
-    rows = pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
+    rows = pq.read_table(result.out / schema.shard_dir("text")).to_pylist()
     assert [r[schema.VIDEO_ID] for r in rows] == [good]
     summary = (result.out / REPORT_TXT).read_text("utf-8")
     assert "skipped: 4" in summary
@@ -153,7 +153,7 @@ def test_rebuild_into_the_same_folder_never_loads_stale_rows(
     for seed in (0, 1):
         run_build(config(annotations, sources, out, work=tmp_path / "work", seed=seed))
         ds = datasets.load_dataset(str(out), "text", split=schema.SPLIT)
-        truth = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+        truth = pq.read_table(out / schema.shard_dir("text")).to_pylist()
         assert [r[schema.ANSWER] for r in ds] == [r[schema.ANSWER] for r in truth]
         answers.append([r[schema.ANSWER]["order"] for r in truth])
     assert answers[0] != answers[1]  # the seeds shuffle differently, so the check had teeth
@@ -271,14 +271,15 @@ def test_short_variable_rate_and_rotated_sources_build_and_validate(tmp_path: Pa
     assert sorted(v.video_id for v in result.report.included) == sorted([short, gapped, phone])
     assert result.problems == []
     rows = {
-        r[schema.VIDEO_ID]: r for r in pq.read_table(result.out / schema.TEXT_DATA_DIR).to_pylist()
+        r[schema.VIDEO_ID]: r
+        for r in pq.read_table(result.out / schema.shard_dir("text")).to_pylist()
     }
     # The short source's last clip goes up to its last frame and says so.
     row = rows[short]
     last = max(range(row[schema.NUM_CLIPS]), key=lambda k: row[schema.ANSWER]["segments"][k]["end"])
     assert row[schema.CLIP_DURATIONS][last] == pytest.approx(last_end - 0.4 - SEGMENTS[-1][0])
     # The phone video's clips are portrait, as players show it.
-    table = pq.read_table(result.out / schema.CLIP_DATA_DIR).to_pylist()
+    table = pq.read_table(result.out / schema.shard_dir("video_text")).to_pylist()
     clips = next(r for r in table if r[schema.VIDEO_ID] == phone)[schema.CLIPS]
     for clip in clips:
         with av.open(io.BytesIO(clip["bytes"])) as container:
@@ -336,5 +337,5 @@ def test_video_whose_clips_fail_validation_is_dropped_and_said(
     from splice_build.validate import validate
 
     assert validate(out) == []
-    rows = pq.read_table(out / schema.TEXT_DATA_DIR).to_pylist()
+    rows = pq.read_table(out / schema.shard_dir("text")).to_pylist()
     assert [r[schema.VIDEO_ID] for r in rows] == [good]

@@ -45,7 +45,7 @@ configs:
   default: true
   data_files:
   - split: test
-    path: data/test-*.parquet
+    path: video_text/test-*.parquet
 - config_name: text
   data_files:
   - split: test
@@ -139,12 +139,14 @@ def test_plan_uploads_the_layout_and_leaves_strays(tmp_path: Path) -> None:
         "README.md",
         "build_report.json",
         "build_report.txt",
-        "data/test-00000-of-00001.parquet",
+        "video_text/test-00000-of-00001.parquet",
+        "video/test-00000-of-00001.parquet",
         "text/test-00000-of-00001.parquet",
         "webdataset/test-000000.tar",
         "notes.txt",
-        "data/.tmp-test-00000.parquet",
-        "data/sub/test-x.csv",
+        "data/test-00000-of-00001.parquet",
+        "video_text/.tmp-test-00000.parquet",
+        "video_text/sub/test-x.csv",
         ".cache/huggingface/upload/x.lock",
         "__pycache__/x.pyc",
     ]:
@@ -154,8 +156,9 @@ def test_plan_uploads_the_layout_and_leaves_strays(tmp_path: Path) -> None:
         "README.md",
         "build_report.json",
         "build_report.txt",
-        "data/test-00000-of-00001.parquet",
         "text/test-00000-of-00001.parquet",
+        "video/test-00000-of-00001.parquet",
+        "video_text/test-00000-of-00001.parquet",
         "webdataset/test-000000.tar",
     ]
     assert all(f.size == len(f.path_in_repo) for f in plan)
@@ -186,14 +189,14 @@ def test_oversized_shard_is_refused(tmp_path: Path) -> None:
 
 
 def test_row_group_too_big_for_the_viewer_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "data" / "test-00000-of-00001.parquet"
+    path = tmp_path / "video_text" / "test-00000-of-00001.parquet"
     path.parent.mkdir()
     table = pa.table({"x": pa.array([b"\x01" * 4_000] * 4)})
     pq.write_table(table, path, row_group_size=2)
     limits = HubLimits(max_row_group_bytes=4_000)
     problems = check_limits(tmp_path, plan_upload(tmp_path), limits)
     assert len(problems) == 2
-    assert all(p.startswith(f"data/{path.name}: row group") for p in problems)
+    assert all(p.startswith(f"video_text/{path.name}: row group") for p in problems)
     assert check_limits(tmp_path, plan_upload(tmp_path), HubLimits(max_row_group_bytes=10**6)) == []
     path.write_bytes(b"not parquet")
     (problem,) = check_limits(tmp_path, plan_upload(tmp_path))
@@ -202,7 +205,7 @@ def test_row_group_too_big_for_the_viewer_is_refused(tmp_path: Path) -> None:
 
 def _card_folder(tmp_path: Path, card: str) -> Path:
     _touch(tmp_path / "README.md", card.encode())
-    _touch(tmp_path / "data" / "test-00000-of-00001.parquet")
+    _touch(tmp_path / "video_text" / "test-00000-of-00001.parquet")
     _touch(tmp_path / "text" / "test-00000-of-00001.parquet")
     return tmp_path
 
@@ -220,7 +223,7 @@ def test_good_card_passes(tmp_path: Path) -> None:
         ("# no YAML at all\n", "no 'configs:' list"),
         ("---\nlicense: mit\n---\n", "no 'configs:' list"),
         (GOOD_CARD.replace("text/test-*", "text/train-*"), "'text/train-*.parquet' matches no"),
-        (GOOD_CARD.replace("data/test-*", "data/*/test-*"), "matches no uploaded file"),
+        (GOOD_CARD.replace("video_text/test-*", "video_text/*/test-*"), "matches no uploaded file"),
         (GOOD_CARD.replace("path: text/test-*.parquet", "path: notes.txt"), "'notes.txt'"),
         (GOOD_CARD.replace("  default: true\n", ""), "exactly one config must be the default"),
         (GOOD_CARD.replace("config_name: text", "config_name: video_text"), "declared 2 times"),
@@ -241,7 +244,7 @@ def test_broken_cards_are_refused(tmp_path: Path, card: str, expected: str) -> N
 
 
 def test_missing_card_is_refused(tmp_path: Path) -> None:
-    _touch(tmp_path / "data" / "test-00000-of-00001.parquet")
+    _touch(tmp_path / "video_text" / "test-00000-of-00001.parquet")
     (problem,) = check_card(tmp_path, plan_upload(tmp_path))
     assert "README.md: missing" in problem
 
@@ -299,7 +302,7 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
     # What was sent is exactly what the dry run lists; the stray file stayed home.
     assert hub.sent_files("org/splice", "v1") == [f.path_in_repo for f in files]
     remote = hub.repo_folder("org/splice", "v1")
-    local_text = pq.read_table(build_copy / schema.TEXT_DATA_DIR)
+    local_text = pq.read_table(build_copy / schema.shard_dir("text"))
     assert set(datasets.get_dataset_config_names(str(remote))) == set(schema.CONFIGS)
     assert datasets.get_dataset_default_config_name(str(remote)) == schema.DEFAULT_CONFIG
     for config in schema.CONFIGS:
@@ -320,7 +323,7 @@ def test_public_publish_without_revision(build_copy: Path, hub: Hub) -> None:
 def test_folder_failing_validate_is_refused(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for shard in (build_copy / schema.TEXT_DATA_DIR).glob("*.parquet"):
+    for shard in (build_copy / schema.shard_dir("text")).glob("*.parquet"):
         shard.unlink()
     code = splice_main(["publish", str(build_copy), "--repo-id", "org/splice"])
     err = capsys.readouterr().err
@@ -333,7 +336,7 @@ def test_limits_are_checked_before_anything_is_sent(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root_entries = {f.path_in_repo.split("/")[0] for f in plan_upload(build_copy)}
-    assert {"README.md", schema.CLIP_DATA_DIR, schema.TEXT_DATA_DIR} <= root_entries
+    assert {"README.md", schema.shard_dir("video_text"), schema.shard_dir("text")} <= root_entries
     code = publish_dataset(
         build_copy, "org/splice", limits=HubLimits(max_entries_per_folder=len(root_entries) - 1)
     )
@@ -343,7 +346,7 @@ def test_limits_are_checked_before_anything_is_sent(
 
 
 def test_bad_repo_id_is_refused(build_copy: Path, hub: Hub, capsys) -> None:
-    assert splice_main(["publish", str(build_copy), "--repo-id", "splice"]) == 1
+    assert splice_main(["publish", str(build_copy), "--repo-id", "splice"]) == 2
     assert "expected ORG/NAME" in capsys.readouterr().err
     assert hub.calls == []
 
@@ -383,7 +386,7 @@ def test_no_token_is_a_clear_error(
     build_copy: Path, hub: Hub, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
-    assert splice_main(["publish", str(build_copy), "--repo-id", "org/splice"]) == 1
+    assert splice_main(["publish", str(build_copy), "--repo-id", "org/splice"]) == 2
     assert "no Hugging Face token found: set HF_TOKEN" in capsys.readouterr().err
     assert hub.calls == []
 
@@ -391,13 +394,16 @@ def test_no_token_is_a_clear_error(
 # --- the viewer: the clip shards as the Hub reads them ----------------------------------------
 
 
-def test_clip_shards_restore_list_of_video_and_bare_clip_names(demo_build: Path) -> None:
-    shards = sorted((demo_build / schema.CLIP_DATA_DIR).glob("*.parquet"))
+@pytest.mark.parametrize("config", schema.CLIP_CONFIGS)
+def test_clip_shards_restore_list_of_video_and_bare_clip_names(
+    demo_build: Path, config: str
+) -> None:
+    shards = sorted((demo_build / schema.shard_dir(config)).glob("*.parquet"))
     assert shards
     for shard in shards:
         restored = datasets.Features.from_arrow_schema(pq.read_schema(shard))
         assert restored[schema.CLIPS] == datasets.List(datasets.Video())
-        assert restored == schema.features("video_text")
+        assert restored == schema.features(config)
         table = pq.read_table(shard, columns=[schema.VIDEO_ID, schema.CLIPS])
         for row in table.to_pylist():
             names = [c["path"] for c in row[schema.CLIPS]]

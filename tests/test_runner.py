@@ -23,6 +23,7 @@ from splice_eval.runner import (
     CallResult,
     ChatCaller,
     EndpointError,
+    FrameSpec,
     RetryPolicy,
     RowJob,
     parse_frames,
@@ -93,8 +94,10 @@ def good(request: Request) -> Reply:
 def test_parse_frames_forms():
     spec = parse_frames("fps=1,max_side=448")
     assert spec.kwargs() == {"fps": 1.0, "max_side": 448}
-    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16}
+    # the paper's 448 px cap unless said otherwise, spelled out so that metadata records it
+    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16, "max_side": 448}
     assert parse_frames("max_side=224").kwargs() == {"fps": 1.0, "max_side": 224}
+    assert FrameSpec().kwargs() == {"fps": 1.0, "max_side": 448}
 
 
 @pytest.mark.parametrize(
@@ -472,12 +475,14 @@ def test_cli_stops_on_auth_error_and_reports_errors(demo_build, tmp_path, capsys
     assert json.loads(captured.out)["scores"]["invalid_rate"] == 1.0
 
 
-def test_cli_rejects_bad_options(demo_build, tmp_path):
+def test_cli_rejects_bad_options(demo_build, tmp_path, capsys):
     base = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--data", str(demo_build)]
     base += ["--out", str(tmp_path / "x.jsonl")]
-    with pytest.raises(UserError, match="--frames applies to --as images"):
-        splice_main(
-            ["--debug", "run", *base, "--config", "video", "--as", "video", "--frames", "fps=2"]
-        )
-    with pytest.raises(UserError, match="NOT_SET_VAR"):
-        splice_main(["--debug", "run", *base, "--config", "text", "--api-key-env", "NOT_SET_VAR"])
+    assert cli([*base, "--config", "video", "--as", "video", "--frames", "fps=2"]) == 2
+    assert "splice run: --frames applies to --as images" in capsys.readouterr().err
+    assert cli([*base, "--config", "text", "--api-key-env", "NOT_SET_VAR"]) == 2
+    assert "splice run: --api-key-env NOT_SET_VAR" in capsys.readouterr().err
+    missing = ["--data", str(tmp_path / "no-build"), "--config", "text"]
+    assert cli([*base[:4], *missing, "--out", str(tmp_path / "y.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "no-build" in err and "Traceback" not in err

@@ -47,12 +47,12 @@ def _row(video_id: str, domain: str, task: str, order: list[int]) -> dict:
 def build_dir(tmp_path: Path) -> Path:
     """A build folder holding only what scoring reads: text shards, real schema, 2 shards."""
     root = tmp_path / "splice"
-    (root / sd.TEXT_DATA_DIR).mkdir(parents=True)
+    (root / sd.shard_dir("text")).mkdir(parents=True)
     schema = sd.features("text").arrow_schema
     rows = [_row(v, *info) for v, info in VIDEOS.items()]
     for i, part in enumerate((rows[:2], rows[2:])):
         table = pa.Table.from_pylist(part, schema=schema)
-        pq.write_table(table, root / sd.TEXT_DATA_DIR / sd.shard_name(sd.SPLIT, i, 2))
+        pq.write_table(table, root / sd.shard_dir("text") / sd.shard_name(sd.SPLIT, i, 2))
     return root
 
 
@@ -186,7 +186,7 @@ def test_empty_prediction_file_is_an_error(
 def test_duplicate_video_in_the_build_is_an_error(
     build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shard = build_dir / sd.TEXT_DATA_DIR / sd.shard_name(sd.SPLIT, 1, 2)
+    shard = build_dir / sd.shard_dir("text") / sd.shard_name(sd.SPLIT, 1, 2)
     table = pa.Table.from_pylist(
         [_row("vid_a", *VIDEOS["vid_a"])], schema=sd.features("text").arrow_schema
     )
@@ -199,7 +199,7 @@ def test_duplicate_video_in_the_build_is_an_error(
 def test_shard_without_a_needed_column_is_an_error_naming_it(
     build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shard = build_dir / sd.TEXT_DATA_DIR / sd.shard_name(sd.SPLIT, 1, 2)
+    shard = build_dir / sd.shard_dir("text") / sd.shard_name(sd.SPLIT, 1, 2)
     pq.write_table(pq.read_table(shard).drop_columns([sd.DOMAIN]), shard)
     preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
     assert main(["score", str(preds), "--data", str(build_dir)]) == 2

@@ -19,7 +19,9 @@ from splice_build.card import Provenance, write_card
 from splice_build.cli import main
 from splice_build.validate import Problem, validate, validate_report
 from splice_build.write import write_dataset
-from splice_dataset import CLIP_DATA_DIR, TEXT_DATA_DIR, shard_name
+from splice_dataset import CONFIGS, shard_dir, shard_name
+
+CLIP_DIR, VIDEO_DIR, TEXT_DIR = shard_dir("video_text"), shard_dir("video"), shard_dir("text")
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +45,7 @@ def build(good, tmp_path) -> Path:
     return Path(shutil.copytree(good, tmp_path / "splice"))
 
 
-def _shard(build: Path, folder: str = CLIP_DATA_DIR) -> Path:
+def _shard(build: Path, folder: str = CLIP_DIR) -> Path:
     return build / folder / shard_name("test", 0, 1)
 
 
@@ -86,7 +88,8 @@ def _assert_reported(problems: list[Problem], pattern: str, **where) -> Problem:
 def test_good_build_passes(good, capsys):
     report = validate_report(good)
     assert report.problems == []
-    assert (report.videos, report.clips, report.clip_shards, report.text_shards) == (6, 27, 1, 1)
+    assert (report.videos, report.clips) == (6, 27)
+    assert report.shards == dict.fromkeys(CONFIGS, 1)
     assert validate(good, quick=True) == []
     assert main(["validate", str(good)]) == 0
     out = capsys.readouterr().out
@@ -192,8 +195,8 @@ def test_unshuffled_build(build):
             for k, clip in enumerate(row.get("clips", []), start=1):
                 clip["path"] = f"{row['video_id']}_video{k}.mp4"
 
-    _rewrite(_shard(build), unshuffle)
-    _rewrite(_shard(build, TEXT_DATA_DIR), unshuffle)
+    for folder in (CLIP_DIR, VIDEO_DIR, TEXT_DIR):
+        _rewrite(_shard(build, folder), unshuffle)
     problems = validate(build)
     _assert_reported(problems, "chronological order .* give the order away")
     # nothing else is wrong but the byte sizes and the sha256 of the rewritten shards
@@ -209,40 +212,64 @@ def test_extra_model_facing_column(build):
     table = pq.read_table(path)
     order = pa.array([r["order"] for r in table.column("answer").to_pylist()])
     pq.write_table(table.append_column("order", order), path)
-    _assert_reported(validate(build), r"extra \['order'\]", file="data/test-00000-of-00001.parquet")
+    _assert_reported(validate(build), r"extra \['order'\]", file=f"{CLIP_DIR}/{path.name}")
 
 
 def test_missing_features_metadata(build):
-    path = _shard(build, TEXT_DATA_DIR)
+    path = _shard(build, TEXT_DIR)
     table = pq.read_table(path)
     _rewrite(path, lambda rows: None, schema=table.schema.with_metadata({}))
-    _assert_reported(validate(build), "no 'huggingface' schema metadata", file="text/" + path.name)
+    _assert_reported(
+        validate(build), "no 'huggingface' schema metadata", file=f"{TEXT_DIR}/{path.name}"
+    )
 
 
-def test_text_shard_that_disagrees_with_the_clip_shard(build):
+def test_text_shard_that_disagrees_with_the_full_shard(build):
     def change(rows):
         _row(rows, "d3vid")["captions"][0] = "a different caption"
         rows.remove(_row(rows, "e4vid"))
 
-    _rewrite(_shard(build, TEXT_DATA_DIR), change)
+    _rewrite(_shard(build, TEXT_DIR), change)
     problems = validate(build)
-    _assert_reported(problems, "differs from the clip shards", video_id="d3vid", column="captions")
+    _assert_reported(
+        problems, "differs from the video_text shards", video_id="d3vid", column="captions"
+    )
     _assert_reported(problems, "missing from the text shards", video_id="e4vid")
 
 
-def test_bad_shard_names_and_leftovers(build):
-    _shard(build).rename(build / CLIP_DATA_DIR / shard_name("test", 0, 2))
-    (build / TEXT_DATA_DIR / ".tmp-test-00001.parquet").write_bytes(b"partial")
+def test_video_shard_that_disagrees_with_the_full_shard(build):
+    def change(rows):
+        clip = _row(rows, "b1vid")["clips"][0]
+        clip["bytes"] = clip["bytes"][:-1] + b"x"
+        _row(rows, "c2vid")["answer"]["order"].reverse()
+
+    _rewrite(_shard(build, VIDEO_DIR), change)
     problems = validate(build)
-    _assert_reported(problems, r"do not cover 0..1", file=CLIP_DATA_DIR)
+    file = f"{VIDEO_DIR}/{_shard(build).name}"
+    _assert_reported(problems, "differs from the video_text", video_id="b1vid", column="clips")
+    _assert_reported(problems, "differs from the video_text", video_id="c2vid", column="answer")
+    assert all(p.file == file for p in problems if "differs" in p.what)
+
+
+def test_video_shard_with_the_full_columns(build):
+    """The old shared layout: a video file holding captions (the viewer's cast fails)."""
+    shutil.copy(_shard(build), _shard(build, VIDEO_DIR))
+    _assert_reported(validate(build), r"not the video config's .*extra \['captions'\]", column=None)
+
+
+def test_bad_shard_names_and_leftovers(build):
+    _shard(build).rename(build / CLIP_DIR / shard_name("test", 0, 2))
+    (build / TEXT_DIR / ".tmp-test-00001.parquet").write_bytes(b"partial")
+    problems = validate(build)
+    _assert_reported(problems, r"do not cover 0..1", file=CLIP_DIR)
     _assert_reported(problems, "leftover temporary shard")
 
 
 def test_shard_that_is_not_parquet(build):
-    _shard(build, TEXT_DATA_DIR).write_bytes(b"PAR1 but not really")
+    _shard(build, TEXT_DIR).write_bytes(b"PAR1 but not really")
     problems = validate(build)
     _assert_reported(
-        problems, "not a readable Parquet file", file="text/test-00000-of-00001.parquet"
+        problems, "not a readable Parquet file", file=f"{TEXT_DIR}/test-00000-of-00001.parquet"
     )
     _assert_reported(problems, "missing from the text shards", video_id="a0vid")
 
@@ -261,14 +288,19 @@ def test_card_counts_that_disagree_with_the_shards(build):
     _assert_reported(problems, r"Table 1 row for 3 clips is \('3', '2', '1.50'\)")
 
 
-def test_card_without_columns_or_table(build):
+def test_card_with_a_columns_projection_or_without_table(build):
+    """A `columns:` list other than the config's own would make load_dataset and the
+    viewer (which ignores it) disagree."""
     readme = build / "README.md"
     text = readme.read_text()
-    text = re.sub(r"  columns:\n(  - \w+\n)+", "", text)
+    assert "columns:" not in text
+    text = text.replace(
+        "- config_name: video\n", "- config_name: video\n  columns:\n  - video_id\n"
+    )
     text = text.replace("| # of Clips |", "| Clips |")
     readme.write_text(text)
     problems = validate(build)
-    _assert_reported(problems, "config video: columns None")
+    _assert_reported(problems, r"config video: columns \['video_id'\]")
     _assert_reported(problems, "no Table 1")
 
 
@@ -296,7 +328,7 @@ def test_flipped_byte_inside_a_clip_fails_validate_and_publish(build, capsys):
 
     _flip_inside_clip(build, "d3vid", 2)
     problems = validate(build)
-    _assert_reported(problems, "checksum", file=f"{CLIP_DATA_DIR}/{_shard(build).name}")
+    _assert_reported(problems, "checksum", file=f"{CLIP_DIR}/{_shard(build).name}")
     _assert_reported(problems, "sha256 .* but the shards' is", file="README.md")
     assert validate(build, quick=True) != []
     assert publish_dataset(build, "org/splice", dry_run=True) == 1

@@ -8,15 +8,18 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Features, List, Video
 
-from splice_build.write import ShardWriter, write_dataset
+from splice_build.write import CDC_OPTIONS, ShardWriter, parquet_options, write_dataset
 from splice_dataset import (
-    CLIP_DATA_DIR,
-    TEXT_DATA_DIR,
+    CLIP_CONFIGS,
+    CONFIGS,
     clip_file_name,
     columns,
     features,
+    shard_dir,
     shard_name,
 )
+
+CLIP_DIR = shard_dir("video_text")
 
 
 def _shards(out: Path, folder: str) -> list[Path]:
@@ -29,12 +32,12 @@ def _rows(paths: list[Path]) -> list[dict]:
 
 def test_rows_follow_the_schema(tmp_path, tiny_videos):
     result = write_dataset(tiny_videos, tmp_path / "out")
-    clip_shards = _shards(tmp_path / "out", CLIP_DATA_DIR)
-    text_shards = _shards(tmp_path / "out", TEXT_DATA_DIR)
-    assert [p.name for p in clip_shards] == [shard_name("test", 0, 1)]
-    assert [p.name for p in text_shards] == [shard_name("test", 0, 1)]
-    assert pq.read_schema(clip_shards[0]).names == list(columns("video_text"))
-    assert pq.read_schema(text_shards[0]).names == list(columns("text"))
+    per_config = {c: _shards(tmp_path / "out", shard_dir(c)) for c in CONFIGS}
+    assert len({shard_dir(c) for c in CONFIGS}) == len(CONFIGS)  # a folder per config
+    for config, shards in per_config.items():
+        assert [p.name for p in shards] == [shard_name("test", 0, 1)]
+        assert pq.read_schema(shards[0]).names == list(columns(config))
+    clip_shards = per_config["video_text"]
 
     rows = _rows(clip_shards)
     assert [r["video_id"] for r in rows] == [v.entry.video_id for v in tiny_videos]
@@ -59,24 +62,88 @@ def test_rows_follow_the_schema(tmp_path, tiny_videos):
         chrono = [row["answer"]["segments"][label - 1]["start"] for label in row["answer"]["order"]]
         assert chrono == sorted(chrono)
 
-    text_rows = _rows(text_shards)
-    assert text_rows == [{c: r[c] for c in columns("text")} for r in rows]
+    for config in ("video", "text"):
+        assert _rows(per_config[config]) == [{c: r[c] for c in columns(config)} for r in rows]
     assert result.num_rows == len(tiny_videos)
     assert result.num_clips == sum(len(v.clips) for v in tiny_videos)
     assert [v.video_id for v in result.videos] == [r["video_id"] for r in rows]
-    assert result.download_size("video") == clip_shards[0].stat().st_size
+    for config in CONFIGS:
+        assert result.download_size(config) == per_config[config][0].stat().st_size
     assert result.num_bytes("video") < result.num_bytes("video_text")
+    assert result.num_bytes("text") < result.num_bytes("video")
+
+
+def test_full_config_holds_every_column_of_every_config():
+    from splice_dataset import FULL_CONFIG
+
+    for config in CONFIGS:
+        assert set(columns(config)) <= set(columns(FULL_CONFIG))
+        assert [c for c in columns(FULL_CONFIG) if c in columns(config)] == list(columns(config))
+
+
+def test_clip_configs_share_row_groups_and_clip_pages(tmp_path, tiny_videos):
+    """video and video_text are cut at the same rows, and their clip column chunks hold
+    the same bytes: what lets the Hub's chunk store keep the clips once."""
+    out = tmp_path / "out"
+    write_dataset(tiny_videos, out, rows_per_row_group=2, max_shard_bytes=60_000)
+    files = {c: _shards(out, shard_dir(c)) for c in CLIP_CONFIGS}
+    a, b = (files[c] for c in CLIP_CONFIGS)
+    assert len(a) == len(b) >= 2
+    for fa, fb in zip(a, b, strict=True):
+        ma, mb = pq.ParquetFile(fa).metadata, pq.ParquetFile(fb).metadata
+        assert [ma.row_group(i).num_rows for i in range(ma.num_row_groups)] == [
+            mb.row_group(i).num_rows for i in range(mb.num_row_groups)
+        ]
+        for g in range(ma.num_row_groups):
+            chunks = []
+            for meta, path in ((ma, fa), (mb, fb)):
+                group = meta.row_group(g)
+                col = next(
+                    group.column(i)
+                    for i in range(group.num_columns)
+                    if group.column(i).path_in_schema == "clips.list.element.bytes"
+                )
+                start = col.dictionary_page_offset or col.data_page_offset
+                with open(path, "rb") as fh:
+                    fh.seek(start)
+                    chunks.append(fh.read(col.total_compressed_size))
+            assert chunks[0] == chunks[1] and len(chunks[0]) > 1_000
+
+
+def test_parquet_options_are_datasets_own_plus_cdc() -> None:
+    """The writer's per-column options match what datasets' own Parquet writer picks
+    (where this datasets has that helper), with content-defined chunking on."""
+    arrow_writer = pytest.importorskip("datasets.arrow_writer")
+    helper = getattr(arrow_writer, "get_parquet_column_options", None)
+    for config in CONFIGS:
+        options = parquet_options(features(config))
+        assert options["use_content_defined_chunking"]
+        assert options["write_page_index"] is True
+        assert not parquet_options(features(config), content_defined_chunking=False)[
+            "use_content_defined_chunking"
+        ]
+        if helper is not None:
+            theirs = helper(features(config), features(config).arrow_schema)
+            assert {k: options[k] for k in theirs} == theirs
+    from datasets import config as datasets_config
+
+    if hasattr(datasets_config, "DEFAULT_CDC_OPTIONS"):  # push_to_hub's CDC settings
+        assert CDC_OPTIONS == datasets_config.DEFAULT_CDC_OPTIONS
+    clip_leaf = "clips.list.element.bytes"
+    options = parquet_options(features("video"))
+    assert options["compression"][clip_leaf] == "none"
+    assert options["column_encoding"][clip_leaf] == "PLAIN"
 
 
 def test_schema_metadata_restores_list_of_video(tmp_path, tiny_videos):
     write_dataset(tiny_videos[:2], tmp_path / "out")
-    clip_schema = pq.read_schema(_shards(tmp_path / "out", CLIP_DATA_DIR)[0])
-    text_schema = pq.read_schema(_shards(tmp_path / "out", TEXT_DATA_DIR)[0])
-    assert b"huggingface" in clip_schema.metadata
-    restored = Features.from_arrow_schema(clip_schema)
-    assert restored == features("video_text")
-    assert restored["clips"] == List(Video())
-    assert Features.from_arrow_schema(text_schema) == features("text")
+    for config in CONFIGS:
+        schema = pq.read_schema(_shards(tmp_path / "out", shard_dir(config))[0])
+        assert b"huggingface" in schema.metadata
+        restored = Features.from_arrow_schema(schema)
+        assert restored == features(config)
+        if config in CLIP_CONFIGS:
+            assert restored["clips"] == List(Video())
 
 
 def test_size_cap_and_row_groups(tmp_path, tiny_videos):
@@ -84,13 +151,14 @@ def test_size_cap_and_row_groups(tmp_path, tiny_videos):
     per_video = max(sum(c.path.stat().st_size for c in v.clips) for v in tiny_videos)
     cap = per_video + 2_000
     result = write_dataset(tiny_videos, out, max_shard_bytes=cap, rows_per_row_group=1)
-    shards = _shards(out, CLIP_DATA_DIR)
+    shards = _shards(out, CLIP_DIR)
     n = len(shards)
     assert n >= 3
-    for info in result.clip_shards:  # under the cap, unless one row group alone exceeds it
+    for info in result.shards("video_text"):  # under the cap, unless one row group exceeds it
         assert sum(info.column_bytes.values()) <= cap or info.num_rows == 1
     assert [p.name for p in shards] == [shard_name("test", i, n) for i in range(n)]
-    assert [s.path for s in result.clip_shards] == shards
+    assert [s.path for s in result.shards("video_text")] == shards
+    assert [s.path.name for s in result.shards("video")] == [p.name for p in shards]
     assert sum(pq.ParquetFile(p).metadata.num_rows for p in shards) == len(tiny_videos)
     for p in shards:
         meta = pq.ParquetFile(p).metadata
@@ -101,12 +169,13 @@ def test_size_cap_and_row_groups(tmp_path, tiny_videos):
 
     # a rebuild into the same folder with fewer shards leaves no stale shard behind
     write_dataset(tiny_videos, out)
-    assert [p.name for p in _shards(out, CLIP_DATA_DIR)] == [shard_name("test", 0, 1)]
+    for config in CONFIGS:
+        assert [p.name for p in _shards(out, shard_dir(config))] == [shard_name("test", 0, 1)]
 
 
 def test_row_groups_hold_a_few_videos(tmp_path, tiny_videos):
     write_dataset(tiny_videos, tmp_path / "out", rows_per_row_group=4)
-    meta = pq.ParquetFile(_shards(tmp_path / "out", CLIP_DATA_DIR)[0]).metadata
+    meta = pq.ParquetFile(_shards(tmp_path / "out", CLIP_DIR)[0]).metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [4, 2]
 
 
@@ -115,7 +184,7 @@ def test_output_is_byte_identical(tmp_path, tiny_videos):
     write_dataset(tiny_videos, tmp_path / "b", rows_per_row_group=2)
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.parquet"))
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.parquet"))
-    assert files_a == files_b and len(files_a) == 2
+    assert files_a == files_b and len(files_a) == len(CONFIGS)
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
 
@@ -127,7 +196,7 @@ def test_rows_leave_memory_one_row_group_at_a_time(tmp_path, tiny_videos):
 
     def stream():
         for video in tiny_videos:
-            tmp = list((out / CLIP_DATA_DIR).glob(".tmp-*.parquet"))
+            tmp = list((out / CLIP_DIR).glob(".tmp-*.parquet"))
             written_when_yielding.append(sum(p.stat().st_size for p in tmp) if tmp else 0)
             yield video
 
@@ -143,8 +212,8 @@ def test_rows_leave_memory_one_row_group_at_a_time(tmp_path, tiny_videos):
 def test_empty_build_still_loads(tmp_path):
     result = write_dataset([], tmp_path / "out")
     assert result.num_rows == 0
-    for folder, config in ((CLIP_DATA_DIR, "video_text"), (TEXT_DATA_DIR, "text")):
-        (shard,) = _shards(tmp_path / "out", folder)
+    for config in CONFIGS:
+        (shard,) = _shards(tmp_path / "out", shard_dir(config))
         assert shard.name == shard_name("test", 0, 1)
         assert pq.ParquetFile(shard).metadata.num_rows == 0
         assert Features.from_arrow_schema(pq.read_schema(shard)) == features(config)

@@ -14,21 +14,77 @@ without it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
+
+import datasets
 
 import splice_dataset as schema
 import splice_metric
 
-# Where doc_to_visual writes the clips lmms-eval's video models read by path.
+# Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
 DEFAULT_CLIP_CACHE = Path("~/.cache/splice/clips")
 
+# The data the tasks load (the YAML's ``dataset_path: !function utils.DATASET_PATH``): a
+# built folder or a Hub id in $SPLICE_DATA, else the build `make demo` and `splice build`
+# write by default, ./splice at the root of this repository. Resolved here, to an absolute
+# path, because lmms-eval hands dataset_path to load_dataset as it is: a relative
+# ``splice`` resolved against the working directory, and where no such folder existed,
+# `datasets` fell back to whatever build it had cached under that name.
+DATA_ENV = "SPLICE_DATA"
+REPO_BUILD = Path(__file__).resolve().parents[2] / "splice"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def dataset_path() -> str:
+    """The absolute build folder (or the Hub id) the tasks load; FileNotFoundError, naming
+    what was looked for, when there is none (never a cached build under the same name)."""
+    given = os.environ.get(DATA_ENV, "").strip()
+    if not given:
+        if not REPO_BUILD.is_dir():
+            raise FileNotFoundError(
+                f"no SPLICE build at {REPO_BUILD}: run `make demo` there, or set "
+                f"{DATA_ENV} to a built folder or the dataset's Hub id"
+            )
+        return str(REPO_BUILD)
+    path = Path(given).expanduser()
+    if path.is_dir():
+        return str(path.resolve())
+    if path.exists() or not _HUB_ID.match(given):
+        raise FileNotFoundError(f"{DATA_ENV}={given}: not a built SPLICE folder or a Hub id")
+    return given
+
+
+def __getattr__(name: str) -> Any:
+    # Resolved when lmms-eval reads the YAML (``!function`` takes a module attribute), not
+    # at import: the functions below also run without a build.
+    if name == "DATASET_PATH":
+        return dataset_path()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def process_docs(dataset: Any) -> Any:
-    """Hand clips back undecoded (``{"bytes", "path"}``): datasets decodes ``Video`` with
-    torchcodec only, and lmms-eval's video models want files, not decoders."""
-    return schema.undecoded(dataset)
+    """Clips as paths of files in the clip cache, written once at load: lmms-eval's video
+    models read files, and lmms-eval logs every doc with ``--log_samples``, so a doc that
+    carried the clip bytes pasted them into the samples file (as base64 "image/png")."""
+    dataset = schema.undecoded(dataset)
+    if schema.CLIPS not in (dataset.features or {}):
+        return dataset
+    features = datasets.Features(
+        {**dataset.features, schema.CLIPS: datasets.List(datasets.Value("string"))}
+    )
+    if isinstance(dataset, datasets.Dataset):
+        # In memory and never from the cache: cached paths could name deleted files.
+        return dataset.map(
+            _clips_to_files, features=features, keep_in_memory=True, load_from_cache_file=False
+        )
+    return dataset.map(_clips_to_files, features=features)
+
+
+def _clips_to_files(doc: dict[str, Any]) -> dict[str, Any]:
+    return {schema.CLIPS: doc_to_visual(doc)}
 
 
 def config_of(doc: dict[str, Any]) -> str:
@@ -48,18 +104,22 @@ def clip_cache_dir() -> Path:
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[str]:
-    """Paths of the row's clips, "Video 1" first, written once to the clip cache.
+    """Paths of the row's clips, "Video 1" first, each written once to the clip cache.
 
     Files are named by ``splice_dataset.clip_file_name`` (video id + shuffled label), so
-    the name tells the model nothing about the order.
+    the name tells the model nothing about the order. Docs from process_docs already hold
+    the paths.
     """
     if config_of(doc) == "text":
         return []
     video_id = str(doc[schema.VIDEO_ID])
     folder = clip_cache_dir() / video_id
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for label, clip in enumerate(doc[schema.CLIPS], 1):
+        if isinstance(clip, str):
+            paths.append(clip)
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
         path = folder / schema.clip_file_name(video_id, label)
         data = schema.clip_bytes(clip)
         if not path.exists() or path.stat().st_size != len(data):
