@@ -742,7 +742,7 @@ def _release_sections(written, origin: card.ReleaseSource) -> list[tuple[str, st
         f"{origin.files} files ({origin.bytes} bytes) of the release's "
         f"{origin.videos_in_release} videos, each listed with its sha256 in `{MANIFEST}` "
         f"(sha256 `{origin.manifest_sha256}`). {origin.remuxed} clips were remuxed without "
-        f"re-encoding (the release's pictures, audio and container metadata dropped, "
+        f"re-encoding (the release's pictures kept; audio and container metadata dropped, "
         f"timestamps from 0) and {origin.re_encoded} re-encoded with the build's settings "
         "where remuxing could not give a clean clip; `build_report.json` lists every video "
         "of the release, imported (with how) or skipped with its reason. A video was "
