@@ -81,6 +81,23 @@ def _software_versions() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class ReleaseSource:
+    """Where an imported build's clips came from (``splice import-release``)."""
+
+    repo_id: str
+    revision: str
+    license: str
+    files: int  # release files used, listed with their sha256 in the manifest
+    bytes: int
+    manifest_sha256: str  # of release_manifest.json, which `splice validate` reads
+    remuxed: int  # clips copied without re-encoding
+    re_encoded: int
+    videos_in_release: int
+    clips_in_release: int  # <id>_part_<k>.mp4 files found, imported or not
+    local: bool = False  # read from a local folder in the release's layout, not fetched
+
+
+@dataclass(frozen=True)
 class Provenance:
     """Where a build came from: enough to rebuild it byte for byte."""
 
@@ -97,6 +114,7 @@ class Provenance:
     limit: int | None = None
     skipped_by_stage: dict[str, int] = field(default_factory=dict)
     curation_sha256: str | None = None
+    release: ReleaseSource | None = None  # clips imported from the authors' release
     # `download_report.missing_among`: what the download beside the sources could not fetch
     download: dict[str, Any] | None = None
     # seconds a source may end before its last step (--tolerance): `splice validate` lets
@@ -169,6 +187,10 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             "videos": written.num_rows,
             "clips": written.num_clips,
         }
+        if provenance.release is not None:
+            data["splice_build"]["origin"] = "release"
+            data["splice_build"]["release"] = asdict(provenance.release)
+            data["source_datasets"] = ["COIN", provenance.release.repo_id]
         if provenance.tolerance is not None:
             data["splice_build"]["tolerance"] = provenance.tolerance
         if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
@@ -258,14 +280,43 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
             ", ".join(f"{len(written.shards(c))} in `{shard_dir(c)}/`" for c in CONFIGS),
         ),
     ]
+    if p.release is not None:
+        items = [(k, v) for k, v in items if k not in _NOT_FOR_RELEASE] + [
+            (
+                "In the release",
+                f"{p.release.videos_in_release} videos, {p.release.clips_in_release} clips",
+            ),
+            (
+                "Source videos",
+                f"clips of the {'local folder' if p.release.local else 'release'} "
+                f"`{p.release.repo_id}` at revision "
+                f"`{p.release.revision}` ({p.release.license})",
+            ),
+            (
+                "Clips",
+                f"{p.release.remuxed} remuxed, {p.release.re_encoded} re-encoded ({settings})",
+            ),
+        ]
     if not written.has_shards:
         items = [(k, v) for k, v in items if k not in ("Shards", "Software")]
     lines = [f"- **{k}:** {v}" for k, v in items]
+    listed = "release" if p.release is not None else "annotation file"
     lines.append(
-        "\nEvery video of the annotation file is listed, included or skipped with the stage "
+        f"\nEvery video of the {listed} is listed, included or skipped with the stage "
         "and reason, in the build report (`build_report.json`) next to this card."
     )
     return "\n".join(lines)
+
+
+# Provenance lines that describe cutting COIN's videos, which an imported build did not do.
+_NOT_FOR_RELEASE = (
+    "Random subset size",
+    "Limit",
+    "Curation file",
+    "Cut settings",
+    "Videos in the annotations",
+    "Source videos",
+)
 
 
 def _files_cell(written: WriteResult, config: str) -> str:
@@ -385,6 +436,7 @@ __all__ = [
     "TABLE1_HEADER",
     "TABLE6_HEADER",
     "Provenance",
+    "ReleaseSource",
     "card_data",
     "markdown_table",
     "provenance_json",

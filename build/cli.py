@@ -24,6 +24,10 @@ from splice_build.errors import USAGE_EXIT, UserError
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "download": ("splice_build.download", "fetch the source videos a build selects (yt-dlp)"),
     "build": ("splice_build.pipeline", "build the dataset from COIN annotations and videos"),
+    "import-release": (
+        "splice_build.release",
+        "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
+    ),
     "validate": ("splice_build.validate", "check a built folder: clips, answers, card"),
     "demo": ("splice_build.demo", "build, load and score a demo on bundled inputs"),
     "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),

@@ -2,7 +2,8 @@
 replaces a previous output only with a finished one.
 
 - An output folder is a previous build's when it holds a ``build_report.json`` (every build
-  writes one) and nothing a build does not write: ``README.md``, the two reports, ``data/``
+  writes one) and nothing a build does not write: ``README.md``, the two reports (and an
+  import's ``release_manifest.json``), ``data/``
   and ``text/`` of Parquet shards, ``webdataset/`` of tar shards. A file someone put there
   (predictions, notes) makes it not the build's to replace; only a desktop's litter
   (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
@@ -33,12 +34,13 @@ from pathlib import Path
 from splice_dataset import CONFIGS, WEBDATASET_DIR, shard_dir
 
 from .errors import UserError
+from .release_manifest import MANIFEST
 from .report import REPORT_JSON, REPORT_TXT
 from .workdir import CUT_RECORD
 
 CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.
-OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT})
+OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT, MANIFEST})  # MANIFEST: imports
 # ("data": the shared clip shards of builds made before each config had its own folder,
 # so that such a build is still recognised and may be replaced.)
 OUTPUT_FOLDERS = {

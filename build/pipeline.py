@@ -19,7 +19,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -140,89 +140,120 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
     downloaded = download_report.missing_among(
         config.videos, [e.video_id for e in selection.selected]
     )
-    provenance = (annotations.sha256, downloaded)
-    staging = ownership.new_staging(config.out)
+
+    def render(written: write.WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
+        about = card.Provenance(
+            annotations_file=config.annotations.name,
+            annotations_sha256=annotations.sha256,
+            seed=config.seed,
+            cut_settings=asdict(config.cut),
+            subset_size=config.subset_size,
+            curation_file=config.curation.name if config.curation else None,
+            videos_in_annotations=len(report.videos),
+            videos_included=len(report.included),
+            videos_skipped=len(report.skipped),
+            stand_in=config.stand_in,
+            limit=config.limit,
+            skipped_by_stage=report.skips_by_stage(),
+            curation_sha256=_sha256(config.curation) if config.curation else None,
+            download=downloaded,
+            tolerance=config.tolerance,
+        )
+        return {"README.md": card.render_card(written, about, extra_sections=sections)}
+
+    problems = finish_build(
+        lambda: _shuffled(entries, work, keys, config.seed),
+        config.out,
+        report,
+        render,
+        format=config.format,
+        max_shard_bytes=config.max_shard_bytes,
+        validate_output=config.validate,
+        nothing=lambda what: _nothing_built(report, given, what),
+    )
+    return BuildResult(given.out, report, problems, time.monotonic() - started)
+
+
+def finish_build(
+    videos: Callable[[], Iterable[ShuffledVideo]],
+    out: Path,
+    report: BuildReport,
+    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
+    *,
+    format: str = "parquet",
+    max_shard_bytes: int = write.MAX_SHARD_BYTES,
+    validate_output: bool = True,
+    nothing: Callable[[str], str],
+) -> list[validate.Problem]:
+    """The tail every build shares (``splice build``, ``splice import-release``; call it
+    holding the output's lock): shuffled videos -> shards -> card -> report in a staging
+    folder, validated, then swapped in for ``out``.
+
+    ``videos`` is called once per pass and output format (each streams the clips again);
+    ``render(written, extra_sections)`` gives the files beside the shards (README.md and
+    any other, e.g. an import's manifest) from what was written and the report as it is;
+    ``nothing(what)`` is the message of the `UserError` raised when no video is left."""
+    staging = ownership.new_staging(out)
+    dropped: set[str] = set()
+
+    def kept() -> Iterator[ShuffledVideo]:
+        return (v for v in videos() if v.entry.video_id not in dropped)
+
     try:
-        _write_output(staging, entries, work, keys, config, report, provenance)
-        problems = validate.validate(staging) if config.validate else []
-        dropped = _clip_problems_by_video(problems, keys)
-        if dropped:
+        _write_output(staging, kept, report, render, format, max_shard_bytes)
+        problems = validate.validate(staging) if validate_output else []
+        failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
+        if failing:
             # Whatever the cutter accepts the validator should accept (both apply
             # clipcheck); a clip that still fails costs its video, not the build: it is
             # dropped with the problem in the report, and the rest is written again. Those
             # clips decoded in the first pass and are the same bytes, so the second pass
             # reads packets only.
-            for video_id, what in sorted(dropped.items()):
+            for video_id, what in sorted(failing.items()):
                 report.drop(Skip(video_id, "validate", what))
-                del keys[video_id]
-            if not keys:
-                raise UserError(_nothing_built(report, given, "valid"))
-            entries = [e for e in entries if e.video_id in keys]
-            _write_output(staging, entries, work, keys, config, report, provenance)
+                dropped.add(video_id)
+            if not report.included:
+                raise UserError(nothing("valid"))
+            _write_output(staging, kept, report, render, format, max_shard_bytes)
             problems = validate.validate(staging, quick=True)
         if not problems:
-            ownership.replace_output(staging, config.out)
+            ownership.replace_output(staging, out)
     finally:
         if staging.exists():  # unswapped: a failed build, which must not replace the old one
             shutil.rmtree(staging)
-    return BuildResult(given.out, report, problems, time.monotonic() - started)
+    return problems
 
 
 def _write_output(
     staging: Path,
-    entries: list[VideoEntry],
-    work: WorkDir,
-    keys: dict[str, str],
-    config: BuildConfig,
+    videos: Callable[[], Iterable[ShuffledVideo]],
     report: BuildReport,
-    provenance: tuple[str, dict | None],
+    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
+    format: str,
+    max_shard_bytes: int,
 ) -> None:
-    """Shards, card and report of the included videos, into the (emptied) staging folder.
-
-    ``provenance`` is what the driver learned once: the annotation file's sha256 and what
-    the download beside the sources could not fetch (`download_report.missing_among`)."""
-    annotations_sha256, downloaded = provenance
+    """Shards, the rendered files (card...) and the report, into the (emptied) staging
+    folder."""
     for child in staging.iterdir():  # the build made the staging folder and all it holds
         shutil.rmtree(child) if child.is_dir() else child.unlink()
-    videos = _shuffled(entries, work, keys, config.seed)
-    written = write.write_dataset(videos, staging, max_shard_bytes=config.max_shard_bytes)
+    written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
     sections = []
-    if config.format == "both":
+    if format == "both":
         from .write_wds import card_section, write_webdataset
 
-        tars = write_webdataset(_shuffled(entries, work, keys, config.seed), staging)
+        tars = write_webdataset(videos(), staging)
         sections.append(card_section(len(tars)))
-    about = card.Provenance(
-        annotations_file=config.annotations.name,
-        annotations_sha256=annotations_sha256,
-        seed=config.seed,
-        cut_settings=asdict(config.cut),
-        subset_size=config.subset_size,
-        curation_file=config.curation.name if config.curation else None,
-        videos_in_annotations=len(report.videos),
-        videos_included=len(report.included),
-        videos_skipped=len(report.skipped),
-        stand_in=config.stand_in,
-        limit=config.limit,
-        skipped_by_stage=report.skips_by_stage(),
-        curation_sha256=_sha256(config.curation) if config.curation else None,
-        download=downloaded,
-        tolerance=config.tolerance,
-    )
-    (staging / "README.md").write_text(
-        card.render_card(written, about, extra_sections=sections), "utf-8"
-    )
+    for name, text in render(written, sections).items():
+        (staging / name).write_text(text, "utf-8")
     report.write(staging)
 
 
-def _clip_problems_by_video(
-    problems: list[validate.Problem], keys: dict[str, str]
-) -> dict[str, str]:
+def _clip_problems_by_video(problems: list[validate.Problem], included: set[str]) -> dict[str, str]:
     """The first problem of each included video whose clips fail validation."""
     found: dict[str, str] = {}
     for problem in problems:
         column = problem.column or ""
-        if problem.video_id in keys and column.startswith(f"{schema.CLIPS}["):
+        if problem.video_id in included and column.startswith(f"{schema.CLIPS}["):
             found.setdefault(problem.video_id, f"{column} {problem.what}")
     return found
 

@@ -32,15 +32,18 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 import splice_dataset as schema
 
 from .errors import UserError
+from .release_manifest import MANIFEST
 from .report import REPORT_JSON, REPORT_TXT
 
-# What a built folder uploads: the card, the shards and the build report (which videos
-# were kept or skipped and why; it holds no local paths). Anything else a
+# What a built folder uploads: the card, the shards, the build report (which videos
+# were kept or skipped and why; it holds no local paths) and an imported build's release
+# manifest (`splice validate` checks its clips against it). Anything else a
 # user left in the folder (notes, caches, half-written files) stays home.
 DATASET_ALLOW_PATTERNS = [
     "README.md",
     REPORT_JSON,
     REPORT_TXT,
+    MANIFEST,
     *(f"{schema.shard_dir(config)}/*.parquet" for config in schema.CONFIGS),
     f"{schema.WEBDATASET_DIR}/*.tar",
 ]

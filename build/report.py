@@ -47,6 +47,7 @@ class VideoStatus:
     stage: str = ""
     reason: str = ""
     num_clips: int = 0
+    note: str = ""  # how an included video's clips were made, when builds differ (imports)
 
 
 @dataclass
@@ -54,12 +55,13 @@ class BuildReport:
     videos: list[VideoStatus] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. curation rows that matched nothing
+    counted: str = "annotations"  # what `videos` lists: every video of the annotations
     notes: list[str] = field(default_factory=list)  # e.g. a damaged work entry cut again
     # The build's folders (label -> path), named by label in everything written out.
     local_roots: dict[str, Path] = field(default_factory=dict)
 
-    def include(self, video_id: str, num_clips: int) -> None:
-        self.videos.append(VideoStatus(video_id, "included", num_clips=num_clips))
+    def include(self, video_id: str, num_clips: int, note: str = "") -> None:
+        self.videos.append(VideoStatus(video_id, "included", num_clips=num_clips, note=note))
 
     def skip(self, skip: Skip) -> None:
         self.videos.append(VideoStatus(skip.video_id, "skipped", skip.stage, skip.reason))
@@ -88,7 +90,7 @@ class BuildReport:
 
     def summary(self) -> str:
         lines = [
-            f"videos in annotations: {len(self.videos)}",
+            f"videos in {self.counted}: {len(self.videos)}",
             f"included: {len(self.included)} videos, "
             f"{sum(v.num_clips for v in self.included)} clips",
             f"skipped: {len(self.skipped)}",

@@ -67,6 +67,14 @@ from splice_build.clipcheck import (
 )
 from splice_build.errors import UserError
 from splice_build.probe import COVERAGE_TOLERANCE
+from splice_build.release_manifest import (
+    MANIFEST,
+    ORIGIN,
+    ImportedClip,
+    ReleaseManifest,
+    read_manifest,
+    sha256_text,
+)
 from splice_build.stats import VideoStats, compute_stats
 from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
 from splice_dataset import (
@@ -265,9 +273,18 @@ def _check_row(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _check_clips(
-    row: dict[str, Any], tolerance_frames: float, full: bool, tolerance: float
+    row: dict[str, Any],
+    tolerance_frames: float,
+    full: bool,
+    tolerance: float,
+    imported: tuple[ImportedClip, ...] | None = None,
 ) -> list[tuple[str, str]]:
+    """Decode a row's clips; those of an imported build (``imported``: what the import
+    recorded) are checked against that record instead of COIN's segment times."""
     out: list[tuple[str, str]] = []
+    clips = row.get(CLIPS) or []
+    if imported is not None and len(imported) != len(clips):
+        out.append((CLIPS, f"{len(clips)} clips but {MANIFEST} records {len(imported)}"))
     vid = row[VIDEO_ID]
     segments = (row.get(ANSWER) or {}).get("segments") or []
     durations = row.get(CLIP_DURATIONS) or []
@@ -287,7 +304,7 @@ def _check_clips(
         except (av.FFmpegError, ValueError, OSError) as exc:
             out.append((col, f"does not decode: {exc}"))
             continue
-        seg = segments[label - 1] if label <= len(segments) else None
+        seg = segments[label - 1] if label <= len(segments) and imported is None else None
         what = clip_problems(
             probe,
             segment=(seg["start"], seg["end"]) if seg else None,
@@ -297,7 +314,41 @@ def _check_clips(
             tolerance_frames=tolerance_frames,
         )
         out += [(col, w) for w in what]
+        if imported is not None and label <= len(imported):
+            out += _check_imported(col, clip["bytes"], probe, imported[label - 1])
     return out
+
+
+def _check_imported(
+    col: str, data: bytes, probe: ClipProbe, recorded: ImportedClip
+) -> list[tuple[str, str]]:
+    out = []
+    if hashlib.sha256(data).hexdigest() != recorded.sha256:
+        out.append((col, f"bytes differ from the clip {MANIFEST} records"))
+    if probe.frames != recorded.frames:
+        out.append((col, f"{probe.frames} frames but {MANIFEST} records {recorded.frames}"))
+    if abs(probe.duration - recorded.duration) > ROUNDING:
+        out.append(
+            (col, f"lasts {probe.duration:.3f} s but {MANIFEST} records {recorded.duration:.3f} s")
+        )
+    return out
+
+
+def _check_origin(root: Path, splice_build: Any) -> list[Problem]:
+    """An imported build's card and its manifest must agree (and a build cut from COIN's
+    videos has no manifest), so the check of the clips cannot be switched silently."""
+    meta = splice_build if isinstance(splice_build, dict) else {}
+    path = root / MANIFEST
+    if meta.get("origin") != ORIGIN:
+        if path.exists():
+            return [Problem(MANIFEST, "present, but the card does not say origin: release")]
+        return []
+    if not path.is_file():
+        return [Problem("README.md", f"says origin: release, but there is no {MANIFEST}")]
+    want = (meta.get("release") or {}).get("manifest_sha256")
+    if sha256_text(path.read_text("utf-8")) != want:
+        return [Problem(MANIFEST, f"sha256 differs from the card's manifest_sha256 {want}")]
+    return []
 
 
 def _recorded_tolerance(root: Path) -> float:
@@ -336,8 +387,8 @@ def _check_card(root: Path, shards: WriteResult) -> list[Problem]:
         card = DatasetCard.load(path)
     except Exception as exc:  # the Hub's parser raises several kinds
         return [Problem("README.md", f"does not parse as a dataset card: {exc}")]
-    problems = []
     data = card.data.to_dict()
+    problems = _check_origin(root, data.get("splice_build"))
     configs = {c.get("config_name"): c for c in data.get("configs") or []}
     for config in CONFIGS:
         entry = configs.get(config)
@@ -451,6 +502,12 @@ def validate_report(
         report.shards[config] = len(paths[config])
 
     tolerance = _recorded_tolerance(root)
+    manifest: ReleaseManifest | None = None
+    try:
+        manifest = read_manifest(root)
+    except ValueError as exc:
+        problems.append(Problem(MANIFEST, str(exc)))
+
     # The full config's rows are checked in full, the other configs' rows against them.
     # video id -> column -> digest of its value in the full config's shards
     seen: dict[str, dict[str, bytes]] = {}
@@ -474,7 +531,12 @@ def validate_report(
             if vid in seen:
                 problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
             row_problems = _check_row(row)
-            row_problems += _check_clips(row, tolerance_frames, not quick, tolerance)
+            imported = None
+            if manifest is not None:
+                imported = manifest.clips.get(vid, ())
+                if vid not in manifest.clips:
+                    row_problems.append((VIDEO_ID, f"not in {MANIFEST}"))
+            row_problems += _check_clips(row, tolerance_frames, not quick, tolerance, imported)
             problems += [Problem(rel, what, i, vid, col) for col, what in row_problems]
             seen[vid] = {c: _digest(row.get(c)) for c in columns(FULL_CONFIG)}
             n = row.get(NUM_CLIPS) or 0
@@ -484,6 +546,8 @@ def validate_report(
             identity_p /= math.factorial(max(n, 0))
             videos.append(VideoStats.from_row(row))
     report.videos = len(videos)
+    for vid in sorted(set(manifest.clips) - set(seen)) if manifest else ():
+        problems.append(Problem(MANIFEST, "video not in the clip shards", video_id=vid))
     if videos and all_identity and identity_p < UNSHUFFLED_P:
         problems.append(
             Problem(
