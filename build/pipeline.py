@@ -285,10 +285,12 @@ def check_options(config: BuildConfig) -> None:
 
 
 def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
-    """Why a build has no video, in one line: counts per stage and the first reason."""
+    """Why a build has no video, in one line: counts per stage and a reason from the latest
+    stage any video reached (a probe's "no source video" says more than "beyond --limit")."""
     skipped = report.skipped
     stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
-    first = f"; e.g. {skipped[0].video_id}: {report.portable(skipped[0].reason)}" if skipped else ""
+    late = [v for v in skipped if v.stage not in ("ingest", "select")] or skipped
+    first = f"; e.g. {late[0].video_id}: {report.portable(late[0].reason)}" if late else ""
     return (
         f"no video {what}: all {len(report.videos)} videos of {given.annotations.name} were "
         f"skipped ({stages}){first} (--videos {given.videos}); nothing written, --out "
