@@ -29,7 +29,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from . import download_report, probe, select, sources
+from . import download_report, ownership, probe, select, sources
 from .errors import UserError
 from .records import DownloadOutcome, SkipVideo, SourceCandidates, SourceIndex, VideoEntry
 
@@ -609,8 +609,10 @@ def run(args: argparse.Namespace) -> int:
         curation=args.curation,
         limit=args.limit,
     )
-    outcomes, interrupted = run_download(selection.selected, settings)
-    line = download_report.write_report(settings.out, outcomes, settings.public(), yt_dlp_version())
+    with ownership.lock_folder(settings.out, "--out"):
+        outcomes, interrupted = run_download(selection.selected, settings)
+        version = yt_dlp_version()
+        line = download_report.write_report(settings.out, outcomes, settings.public(), version)
     print(line)
     print(f"report: {settings.out / download_report.REPORT_JSON} (and .csv)")
     if interrupted:

@@ -150,15 +150,23 @@ def _foreign_entry(folder: Path) -> str | None:
 def locked(out: Path, work: Path) -> Iterator[None]:
     """Hold the output's and the work folder's locks, or refuse: another build uses them."""
     out, work = _resolved(out), _resolved(work)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out_lock = out.parent / f".{out.name}.lock"
-    with _flock(out_lock, f"--out {out.name}", remove=True):
+    with lock_folder(out, "--out"):
         work.mkdir(parents=True, exist_ok=True)
         marker = work / WORK_MARKER
         if not marker.exists():
             marker.write_text(json.dumps({"splice": "work folder of splice build"}) + "\n")
         with _flock(marker, f"--work {work.name}", remove=False):
             yield
+
+
+@contextlib.contextmanager
+def lock_folder(folder: Path, option: str) -> Iterator[None]:
+    """One splice command at a time writing into ``folder`` (a build's output, a download's
+    folder): a lock file ``.<name>.lock`` beside it, removed when released."""
+    folder = _resolved(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _flock(folder.parent / f".{folder.name}.lock", f"{option} {folder.name}", remove=True):
+        yield
 
 
 @contextlib.contextmanager
@@ -174,8 +182,8 @@ def _flock(path: Path, what: str, *, remove: bool) -> Iterator[None]:
         except BlockingIOError:
             os.close(fd)
             raise UserError(
-                f"{what}: another build is using this folder (it holds {path.name}); "
-                "wait for it to finish or choose another folder"
+                f"{what}: another splice command is using this folder (another build or "
+                f"download holds {path.name}); wait for it to finish or choose another folder"
             ) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino

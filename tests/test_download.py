@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_build import cli, download, sources
+from splice_build import cli, download, ownership, sources
 from splice_build.download_report import REPORT_CSV, REPORT_JSON
 from splice_build.ingest import BUNDLED_ANNOTATIONS
 from splice_build.pipeline import run_build
@@ -357,3 +357,16 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
     assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
     assert list((out / download.STAGING / slow_id).glob("*.part"))  # kept, to resume
     assert sources.index_sources(out).lookup(slow_id).paths == ()
+
+
+def test_second_download_into_the_same_folder_is_refused(tmp_path: Path, capsys) -> None:
+    """Two downloads into one folder would race on its staging and report files: the second
+    is refused at once, naming the folder, and the first one's files are left alone."""
+    annotations = _annotations(tmp_path, {"a": 10.0})
+    out = tmp_path / "videos"
+    with Mirror({}) as mirror, ownership.lock_folder(out, "--out"):
+        status = _download(annotations, out, mirror)
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and "\n" not in err
+    assert err.startswith("splice download: --out videos: another splice command is using")
+    assert not (out / REPORT_JSON).exists()
