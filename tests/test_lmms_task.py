@@ -90,10 +90,10 @@ def test_task_yaml_is_complete(utils):
             assert module == "utils" and callable(getattr(utils, name)), tag.name
         # one metric per metric of the SPLICE metric, aggregated by the metric
         names = [m["metric"] for m in cfg["metric_list"]]
-        assert names == list(splice_metric.METRICS)
+        assert names == list(splice_metric.RATES)
         for m in cfg["metric_list"]:
             assert m["aggregation"].name == f"utils.aggregate_{m['metric']}"
-            lower_better = m["metric"] in ("edit_distance", "invalid_rate")
+            lower_better = m["metric"] in ("edit_distance", "invalid_rate", "unparsed_rate")
             assert m["higher_is_better"] is (not lower_better)
 
 
@@ -141,7 +141,7 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
             target = utils.doc_to_target(doc)
             assert splice_metric.parse_order(target) == list(doc[schema.ANSWER]["order"])
             records.append(utils.process_results(doc, [target]))
-        per_metric = {m: [r[m] for r in records] for m in splice_metric.METRICS}
+        per_metric = {m: [r[m] for r in records] for m in splice_metric.RATES}
         assert utils.aggregate_binary_accuracy(per_metric["binary_accuracy"]) == 1.0
         assert utils.aggregate_invalid_rate(per_metric["invalid_rate"]) == 0.0
         assert utils.aggregate_edit_distance(per_metric["edit_distance"]) == 0.0
@@ -166,11 +166,12 @@ def test_process_results_parses_and_aggregates_with_the_metric(demo_build, utils
     n = len(rows)
     assert utils.aggregate_binary_accuracy(records) == pytest.approx((n - 2) / n)
     assert utils.aggregate_invalid_rate(records) == pytest.approx(1 / n)
+    assert utils.aggregate_unparsed_rate(records) == pytest.approx(1 / n)  # the prose answer
     expected = splice_metric.score(
         [splice_metric.parse_order(a) for a in answers],
         [list(d[schema.ANSWER]["order"]) for d in rows],
     )
-    for name in splice_metric.METRICS:
+    for name in splice_metric.RATES:
         agg = getattr(utils, f"aggregate_{name}")
         assert agg(records) == pytest.approx(expected[name])
 
@@ -343,7 +344,7 @@ def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
     )
     scores = results["results"][task]
     table = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines()]
-    for name in splice_metric.METRICS:
+    for name in splice_metric.RATES:
         assert scores[f"{name},none"] == pytest.approx(expected[name]), name
         # the printed table has a row per metric
         rows = [cells for cells in table if cells[:1] == [task] and name in cells]

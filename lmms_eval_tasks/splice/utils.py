@@ -172,11 +172,12 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
         "order": splice_metric.parse_order(raw) if isinstance(raw, str) else None,
         "reference": list(doc[schema.ANSWER]["order"]),
     }
-    return {name: record for name in splice_metric.METRICS}
+    return {name: record for name in splice_metric.RATES}
 
 
 def score_records(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The SPLICE metric over process_results' records (unparsed answers are invalid)."""
+    """The SPLICE metric over process_results' records (unparsed answers count as invalid,
+    and apart as unparsed)."""
     return splice_metric.score([r["order"] for r in records], [r["reference"] for r in records])
 
 
@@ -196,3 +197,4 @@ aggregate_edit_distance = _aggregator("edit_distance")
 aggregate_kendall_tau = _aggregator("kendall_tau")
 aggregate_pairwise_accuracy = _aggregator("pairwise_accuracy")
 aggregate_invalid_rate = _aggregator("invalid_rate")
+aggregate_unparsed_rate = _aggregator("unparsed_rate")
