@@ -29,6 +29,7 @@ Choices the issue left open (also stated in the build's card through the skip re
 
 from __future__ import annotations
 
+import argparse
 import functools
 import hashlib
 import json
@@ -48,10 +49,19 @@ STAGE = "ingest"
 # whose step timestamps are public (see coin/SOURCES.md), in COIN.json format. The default
 # of every command that takes --annotations; the full file can be passed instead.
 BUNDLED_ANNOTATIONS = Path(__file__).resolve().parent / "coin" / "COIN_public_10070.json"
-BUNDLED_ANNOTATIONS_HELP = (
+_ANNOTATIONS_HELP = (
     "COIN.json-format annotation file (default: the bundled public subset of COIN, "
     "10,070 of its 11,827 videos; pass COIN's full COIN.json to build from all of them)"
 )
+
+
+def add_annotations_argument(parser: argparse.ArgumentParser) -> None:
+    """``--annotations``, the same for every command that reads COIN's annotations."""
+    parser.add_argument(
+        "--annotations", type=Path, default=BUNDLED_ANNOTATIONS, help=_ANNOTATIONS_HELP
+    )
+
+
 SEGMENT_TOLERANCE = 1.0  # seconds a segment (or `end`) may pass `duration`
 REQUIRED_FIELDS = ("class", "recipe_type", "subset", "duration", "video_url", "annotation")
 STEP_FIELDS = ("id", "segment", "label")

@@ -77,12 +77,7 @@ def _split_sections(markdown: str) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the repository README.md.")
-    parser.add_argument(
-        "--annotations",
-        type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
+    ingest.add_annotations_argument(parser)
     parser.add_argument("--out", type=Path, default=Path("README.md"))
     args = parser.parse_args(argv)
     args.out.write_text(render_readme(args.annotations), "utf-8")

@@ -775,12 +775,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a local folder in the release's layout, or a Hub dataset id (default {HUB_REPO})",
     )
     parser.add_argument("--out", type=Path, required=True, help="output folder")
-    parser.add_argument(
-        "--annotations",
-        type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
+    ingest.add_annotations_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
     parser.add_argument(
         "--revision", default=None, help="Hub revision (branch, tag or commit) to fetch"

@@ -199,12 +199,7 @@ def select_annotations(
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `select_annotations`, the same for every command that selects."""
-    parser.add_argument(
-        "--annotations",
-        type=Path,
-        default=ingest.BUNDLED_ANNOTATIONS,
-        help=ingest.BUNDLED_ANNOTATIONS_HELP,
-    )
+    ingest.add_annotations_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
     parser.add_argument(
         "--limit", type=int, default=None, help="keep only the first N selected videos"
