@@ -214,6 +214,22 @@ class Fetcher:
         self._lock = threading.Lock()
 
     def fetch(self, entry: VideoEntry) -> DownloadOutcome:
+        """One video's outcome, whatever happens: an error on this machine fails that video
+        (category ``local``), never the run, so the others go on and the report is written."""
+        try:
+            return self._fetch(entry)
+        except Exception as err:
+            reason = _relative(f"{type(err).__name__}: {err}", self.settings)
+            return DownloadOutcome(
+                entry.video_id,
+                entry.recipe_type,
+                "failed",
+                category="local",
+                reason=reason,
+                url=download_report.public_url(video_url(self.settings.url_template, entry)),
+            )
+
+    def _fetch(self, entry: VideoEntry) -> DownloadOutcome:
         s = self.settings
         url = video_url(s.url_template, entry)
         base = DownloadOutcome(
@@ -241,7 +257,6 @@ class Fetcher:
             outcome = self._place(entry, staging, outcome, broken)
         if outcome.status != "failed" and not self.cancel.is_set():  # keep .part to resume
             shutil.rmtree(staging, ignore_errors=True)
-        _remove_empty(s.out / STAGING)
         return outcome
 
     def _attempt(
@@ -385,7 +400,7 @@ def _relative(reason: str, settings: DownloadSettings) -> str:
 
 def _remove_empty(folder: Path) -> None:
     try:
-        folder.rmdir()  # only when empty: other workers may still use it
+        folder.rmdir()  # only when empty: what a failed download left is kept to resume
     except OSError:
         pass
 
@@ -430,6 +445,9 @@ def run_download(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+        # Once no worker runs: removed while another worker was creating its folder in it,
+        # the staging root made that worker's mkdir fail (a race seen with 2 workers).
+        _remove_empty(settings.out / STAGING)
     return sorted(outcomes, key=lambda o: o.video_id), interrupted
 
 

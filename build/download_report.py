@@ -30,7 +30,8 @@ UNAVAILABLE_CATEGORIES = (
     "copyright",
     "other",
 )
-FAILED_CATEGORIES = ("network", "timeout", "incomplete", "throttled", "server")
+# "local": a problem on this machine (disk, permissions), not the video's or the network's
+FAILED_CATEGORIES = ("network", "timeout", "incomplete", "throttled", "server", "local")
 
 
 def public_url(url: str) -> str:

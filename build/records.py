@@ -184,7 +184,7 @@ class DownloadOutcome:
     # not retried) or "failed" (transient errors on every attempt)
     status: str
     # unavailable: removed, private, age-restricted, geo-blocked, copyright, other;
-    # failed: network, timeout, incomplete, throttled, server
+    # failed: network, timeout, incomplete, throttled, server, local (this machine: disk, ...)
     category: str = ""
     reason: str = ""
     file: str = ""  # POSIX path relative to the output folder

@@ -370,3 +370,26 @@ def test_second_download_into_the_same_folder_is_refused(tmp_path: Path, capsys)
     assert status == 2 and "\n" not in err
     assert err.startswith("splice download: --out videos: another splice command is using")
     assert not (out / REPORT_JSON).exists()
+
+
+def test_a_local_error_on_one_video_is_its_outcome(tmp_path: Path, footage, monkeypatch) -> None:
+    """A failure on this machine (here: its staging folder cannot be made) fails that video,
+    named in the report, and the other videos are still fetched and the report written."""
+    annotations = _annotations(tmp_path, {"a": 10.0, "b": 10.0})
+    ids = list(json.loads(annotations.read_text())["database"])
+    out = tmp_path / "videos"
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args, **kwargs):
+        if self.name == ids[0] and self.parent.name == download.STAGING:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with Mirror({v: Item(footage["bikes"], "ok") for v in ids}) as mirror:
+        status = _download(annotations, out, mirror)
+    rows = _report(out)
+    assert status == 0
+    assert (rows[ids[0]]["status"], rows[ids[0]]["category"]) == ("failed", "local")
+    assert "Permission denied" in rows[ids[0]]["reason"] and str(tmp_path) not in json.dumps(rows)
+    assert rows[ids[1]]["status"] == "downloaded"
