@@ -39,6 +39,7 @@ import av
 from tqdm.auto import tqdm
 
 from . import card, cut, ingest, ownership, select, shuffle, stats, validate
+from .cli import int_at_least
 from .clipcheck import STREAM_KEYS, ClipProbe, clip_problems, probe_clip
 from .errors import UserError
 from .frames import DECODE_ERRORS, source_rate
@@ -782,7 +783,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=int_at_least(1),
         default=os.cpu_count() or 1,
         help="worker processes (default: all cores)",
     )
@@ -793,8 +794,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        raise UserError(f"--workers must be at least 1, got {args.workers}")
     result = run_import(
         ImportConfig(
             source=args.source,

@@ -158,6 +158,7 @@ SCORE = ["score", "p.jsonl", "--data", "x"]
         (["annotate", "export", "d", "--out", "o", "--limit", "-3"], "--limit"),
         (["validate", "d", "--tolerance-frames", "nan"], "--tolerance-frames"),
         (["demo", "--workers", "0"], "--workers"),
+        (["import-release", "rel", "--out", "o", "--workers", "0"], "--workers"),
         (["baseline", "random", "--data", "d", "--out", "o", "--seed", "1.5"], "--seed"),
         (["score", "p.jsonl"], "--data"),  # a required option missing
     ],
