@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from . import download_report, ownership, probe, select, sources
 from .errors import UserError
 from .records import DownloadOutcome, SkipVideo, SourceCandidates, SourceIndex, VideoEntry
+from .report import portable
 
 DEFAULT_URL_TEMPLATE = "https://www.youtube.com/watch?v={video_id}"
 LAYOUTS = ("flat", "coin")
@@ -392,10 +393,9 @@ def _describe(info: dict[str, Any]) -> str:
 
 
 def _relative(reason: str, settings: DownloadSettings) -> str:
-    """Reasons name files relative to the output folder, as the rest of the report does."""
-    for folder in sorted({str(settings.out.resolve()), str(settings.out)}, key=len, reverse=True):
-        reason = reason.replace(folder + "/", "").replace(folder, "<out>")
-    return reason
+    """A reason as the report may hold it: the output folder named ``<out>``, any other
+    local path by its last part (`report.portable`, the build report's rule)."""
+    return portable(reason, {"<out>": settings.out})
 
 
 def _remove_empty(folder: Path) -> None:

@@ -393,3 +393,20 @@ def test_a_local_error_on_one_video_is_its_outcome(tmp_path: Path, footage, monk
     assert (rows[ids[0]]["status"], rows[ids[0]]["category"]) == ("failed", "local")
     assert "Permission denied" in rows[ids[0]]["reason"] and str(tmp_path) not in json.dumps(rows)
     assert rows[ids[1]]["status"] == "downloaded"
+
+
+def test_reasons_name_local_folders_by_role_and_leave_urls_alone(tmp_path, monkeypatch) -> None:
+    """A reason names the output folder ``<out>`` and any other local path by its last part,
+    like the build report; text that merely contains the folder's name (a mirror URL's
+    ``/videos/`` path) is not rewritten."""
+    monkeypatch.chdir(tmp_path)
+    settings = download.DownloadSettings(out=Path("videos"))
+    elsewhere = tmp_path.parent / "cache" / "x.part"
+    reason = (
+        f"cannot open {tmp_path}/videos/.splice-download/a/a.mp4 (tried {elsewhere}) "
+        "from http://mirror.test/videos/a"
+    )
+    assert download._relative(reason, settings) == (
+        "cannot open <out>/.splice-download/a/a.mp4 (tried <local>/x.part) "
+        "from http://mirror.test/videos/a"
+    )
