@@ -23,7 +23,6 @@ clips, since COIN's segment times say nothing about the authors' cuts.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import multiprocessing
 import os
 import re
@@ -63,6 +62,7 @@ from .release_manifest import (
     sha256_text,
 )
 from .report import BuildReport
+from .workdir import file_digest
 
 HUB_REPO = "prokajevo/splice-benchmark"
 SEGMENTS_DIR = "splice_video_segments"
@@ -640,11 +640,7 @@ def _finish(imported, scan, annotations, where, config, report, nothing) -> Impo
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return str(file_digest(path)["sha256"])  # the work folder's streaming digest
 
 
 # --- the card: where the clips came from, and the paper's tables next to this build's ---
