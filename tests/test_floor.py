@@ -17,9 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import splice_dataset as sd
+from tests.side_venvs import side_venv_python
 
 REPO = Path(__file__).resolve().parents[1]
 FLOOR_TESTS = (
@@ -44,17 +43,10 @@ def test_setup_cfg_floor_is_the_schema_constant() -> None:
     assert setup_cfg_floor() == sd.DATASETS_MIN_VERSION
 
 
-def floor_python() -> Path | None:
-    path = Path(os.environ.get("SPLICE_FLOOR_PYTHON") or REPO / ".venv-floor" / "bin" / "python")
-    return path if path.exists() else None
-
-
 def test_loading_tests_pass_on_the_datasets_floor(tmp_path: Path) -> None:
-    python = floor_python()
-    if python is None:
-        if os.environ.get("SPLICE_REQUIRE_FLOOR") == "1":  # `make test` builds .venv-floor
-            pytest.fail("the datasets-floor venv is missing: run `make floor-venv`")
-        pytest.skip("no .venv-floor (run `make floor-venv` or set SPLICE_FLOOR_PYTHON)")
+    python = side_venv_python(
+        ".venv-floor", "SPLICE_FLOOR_PYTHON", "SPLICE_REQUIRE_FLOOR", "floor-venv", "datasets"
+    )
     probe = subprocess.run(
         [str(python), "-c", "import datasets, splice_dataset; print(datasets.__version__)"],
         capture_output=True,

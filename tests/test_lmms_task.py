@@ -23,6 +23,7 @@ import yaml
 import splice_dataset as schema
 import splice_metric
 from splice_eval.builddata import iter_rows, read_meta
+from tests.side_venvs import side_venv_python
 
 REPO = Path(__file__).resolve().parents[1]
 TASK_DIR = REPO / "lmms_eval_tasks" / "splice"
@@ -209,31 +210,16 @@ def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp
 # --- lmms-eval itself, in its own venv ---------------------------------------------------------
 
 
-def lmms_python() -> Path | None:
-    candidate = os.environ.get("SPLICE_LMMS_PYTHON") or REPO / ".venv-lmms" / "bin" / "python"
-    path = Path(candidate)
-    if not path.exists():
-        return None
-    probe = subprocess.run(
-        [str(path), "-c", "import lmms_eval.tasks, lmms_eval.evaluator, splice_dataset"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return path if probe.returncode == 0 else None
-
-
 @pytest.fixture(scope="module")
 def lmms() -> Path:
-    python = lmms_python()
-    if python is None:
-        if os.environ.get("SPLICE_REQUIRE_LMMS") == "1":  # `make test` builds .venv-lmms
-            pytest.fail("lmms-eval's venv is missing or broken: run `make lmms-venv`")
-        pytest.skip(
-            "lmms-eval is not installed: it needs its own venv (PyAV<16, torch); "
-            "run `make lmms-venv` or set SPLICE_LMMS_PYTHON"
-        )
-    return python
+    """lmms-eval needs its own venv (it pins PyAV<16 and needs torch)."""
+    return side_venv_python(
+        ".venv-lmms",
+        "SPLICE_LMMS_PYTHON",
+        "SPLICE_REQUIRE_LMMS",
+        "lmms-venv",
+        "lmms_eval.tasks, lmms_eval.evaluator, splice_dataset",
+    )
 
 
 def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:

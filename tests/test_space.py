@@ -28,6 +28,7 @@ import yaml
 
 import splice_metric
 from splice_build.publish import METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS, plan_upload
+from tests.side_venvs import side_venv_python
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "splice_metric"
@@ -53,20 +54,11 @@ def test_card_code_blocks_have_no_blank_lines():
         assert "\n\n" not in block, block
 
 
-def space_python() -> Path | None:
-    candidate = os.environ.get("SPLICE_SPACE_PYTHON") or REPO / ".venv-space" / "bin" / "python"
-    path = Path(candidate)
-    return path if path.exists() else None
-
-
 @pytest.fixture(scope="module")
 def space() -> Path:
-    python = space_python()
-    if python is None:
-        if os.environ.get("SPLICE_REQUIRE_SPACE") == "1":  # `make test` builds .venv-space
-            pytest.fail("the Space's venv is missing: run `make space-venv`")
-        pytest.skip("the Space's venv is missing: run `make space-venv` or set SPLICE_SPACE_PYTHON")
-    return python
+    return side_venv_python(
+        ".venv-space", "SPLICE_SPACE_PYTHON", "SPLICE_REQUIRE_SPACE", "space-venv", "gradio"
+    )
 
 
 def test_space_venv_is_what_the_hub_installs(space):
