@@ -58,7 +58,7 @@ clean:
 # README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
 # from the bundled annotation file); tests/test_readme.py checks it is current.
 readme: $(STAMP)
-	$(PY) -m splice_build.readme --out README.md
+	$(PY) -m splice_build.output.readme --out README.md
 
 $(LMMS_STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(LMMS_VENV)

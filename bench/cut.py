@@ -45,12 +45,12 @@ from pathlib import Path
 
 import av
 
-from splice_build import cut as cut_module
-from splice_build.cut import X264_REPRODUCIBLE, cut_video
-from splice_build.probe import probe
 from splice_build.records import CutSettings, Step, VideoEntry
-from splice_build.workdir import WorkDir, file_digest, source_stamp, work_key
-from splice_build.worker import check_clips, thread_budget
+from splice_build.running.workdir import WorkDir, file_digest, source_stamp, work_key
+from splice_build.running.worker import check_clips, thread_budget
+from splice_build.stages import cut as cut_module
+from splice_build.stages.cut import X264_REPRODUCIBLE, cut_video
+from splice_build.stages.probe import probe
 
 SIZE = (1280, 544)  # bikes.mp4 (640x272) upscaled 2x: short side above 448
 FPS = 25

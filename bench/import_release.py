@@ -25,9 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from splice_build import release
-from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
 from splice_build.records import CutSettings
+from splice_build.remote import release
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 
 
 def bikes() -> Path:

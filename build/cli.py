@@ -22,17 +22,23 @@ from splice_build.errors import USAGE_EXIT, UserError
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "download": ("splice_build.download", "fetch the source videos a build selects (yt-dlp)"),
-    "build": ("splice_build.pipeline", "build the dataset from COIN annotations and videos"),
+    "download": (
+        "splice_build.remote.download",
+        "fetch the source videos a build selects (yt-dlp)",
+    ),
+    "build": (
+        "splice_build.running.pipeline",
+        "build the dataset from COIN annotations and videos",
+    ),
     "import-release": (
-        "splice_build.release",
+        "splice_build.remote.release",
         "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
     ),
-    "validate": ("splice_build.validate", "check a built folder: clips, answers, card"),
-    "demo": ("splice_build.demo", "build, load and score a demo on bundled inputs"),
+    "validate": ("splice_build.output.validate", "check a built folder: clips, answers, card"),
+    "demo": ("splice_build.demo.run", "build, load and score a demo on bundled inputs"),
     "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),
-    "publish": ("splice_build.publish", "upload a built folder to the Hugging Face Hub"),
-    "publish-metric": ("splice_build.publish", "upload splice_metric/ as a Hub Space"),
+    "publish": ("splice_build.remote.publish", "upload a built folder to the Hugging Face Hub"),
+    "publish-metric": ("splice_build.remote.publish", "upload splice_metric/ as a Hub Space"),
     "annotate": ("splice_eval.annotate", "human protocol: export packages, ingest sheets"),
     "baseline": ("splice_eval.baselines", "run a baseline and write predictions"),
     "report": ("splice_eval.report", "score predictions and write a Markdown report"),

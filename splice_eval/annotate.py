@@ -413,11 +413,11 @@ def agreement(answers: Iterable[HumanAnswer]) -> dict:
 
 
 def write_curation(path: Path, decisions: Sequence[Decision]) -> Path:
-    """The curation file ``splice build --curation`` reads, in ``splice_build.select``'s format.
+    """The curation file ``splice build --curation`` reads (``splice_build.stages.select``).
 
     Every annotated video gets a row: ``include`` for a kept one (harmless for a video the
     build already selects, and it records why), ``exclude`` for an inconclusive one."""
-    from splice_build.select import CURATION_HEADER
+    from splice_build.stages.select import CURATION_HEADER
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:

@@ -33,7 +33,7 @@ import numpy as np
 
 import splice_dataset as schema
 from splice_build.errors import UserError, read_bytes
-from splice_build.ingest import parse_annotation_json
+from splice_build.stages.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 
 from .builddata import iter_rows
@@ -71,7 +71,7 @@ def taxonomy_prior_order(task: str, captions: Sequence[str]) -> list[int]:
 
     A caption that is not a step of the task (not produced by a SPLICE build, whose ingest
     checks every label) goes after the known ones."""
-    from splice_build import taxonomy
+    from splice_build.stages import taxonomy
 
     try:
         steps = taxonomy.load().task(task).steps
@@ -202,7 +202,7 @@ def taxonomy_prior_on_coin(database: Mapping, seed: int = 0) -> list[PriorCase]:
     Entries go through the build's own ingest (validation, aliases) and its 2..7-step
     rule; each is shuffled with the build's permutation for ``seed``, so the numbers are
     what the text config of a full build would give."""
-    from splice_build import ingest, shuffle
+    from splice_build.stages import ingest, shuffle
 
     entries, _skips = ingest.parse_database(database)
     cases = []

@@ -4,7 +4,7 @@ the parts "contain embedded labels as secondary context").
 Annotators watch plain MP4 files in any player, so the caption has to be in the pixels
 rather than in a subtitle track a player may hide. The caption is drawn once into a band
 (white on black, wrapped to the frame width) with the bitmap font of
-``splice_build.standin``, then pasted under every decoded frame; the clip is re-encoded
+``splice_build.demo.standin``, then pasted under every decoded frame; the clip is re-encoded
 with H.264 (PyAV) at its own frame rate and size, the band added below the picture so
 nothing of the picture is covered.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 import av
 import numpy as np
 
-from splice_build.cut import X264_REPRODUCIBLE
-from splice_build.frames import FALLBACK_RATE
-from splice_build.standin import GLYPHS, text_mask
+from splice_build.demo.standin import GLYPHS, text_mask
+from splice_build.stages.cut import X264_REPRODUCIBLE
+from splice_build.stages.frames import FALLBACK_RATE
 
 MARGIN = 4  # pixels around the caption text
 # A character's cell: the stand-in font's glyph with one pixel of spacing each way.

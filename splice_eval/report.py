@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from splice_build.card import markdown_table
 from splice_build.errors import UserError
-from splice_build.stats import BIN_LABELS, duration_bin
+from splice_build.output.card import markdown_table
+from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline, score
 
 from .annotate import HUMAN_MODEL

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from splice_build.demo import demo_annotations_path
-from splice_build.pipeline import BuildConfig
-from splice_build.workdir import CUT_RECORD
+from splice_build.demo.run import demo_annotations_path
+from splice_build.running.pipeline import BuildConfig
+from splice_build.running.workdir import CUT_RECORD
 
 
 def tree_digest(folder: Path) -> dict[str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.ingest import BUNDLED_ANNOTATIONS
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 
 REPO = Path(__file__).resolve().parents[1]
 # COIN source files that only the tests read (the per-video summary of all 11,827 videos,
@@ -73,7 +73,7 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     first). Layout: README.md, one folder of shards per config (video_text/, video/, text/
     test-*.parquet), build_report.json.
     """
-    from splice_build.demo import build_demo
+    from splice_build.demo.run import build_demo
 
     root = tmp_path_factory.mktemp("demo")
     return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=2)
@@ -88,7 +88,7 @@ def sources(demo_build: Path) -> Path:
 @pytest.fixture(scope="session")
 def demo_ids(demo_build: Path) -> list[str]:
     """Ids of the demo videos that made it into the build."""
-    from splice_build.report import load_report
+    from splice_build.running.report import load_report
 
     report = load_report(demo_build)
     return sorted(v["video_id"] for v in report["videos"] if v["status"] == "included")

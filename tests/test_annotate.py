@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import splice_dataset as schema
-from splice_build import select
 from splice_build.cli import main as splice_main
+from splice_build.stages import select
 from splice_eval import annotate
 from splice_eval.annotate import Assignment, HumanAnswer, SheetError
 from splice_eval.builddata import iter_rows, read_meta
@@ -334,8 +334,8 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     )
 
     # rebuild the demo with the curation file: the inconclusive video is gone
-    from splice_build.demo import CUTS_DIR, SOURCES_DIR, demo_annotations_path
-    from splice_build.pipeline import BuildConfig, run_build
+    from splice_build.demo.run import CUTS_DIR, SOURCES_DIR, demo_annotations_path
+    from splice_build.running.pipeline import BuildConfig, run_build
 
     work = tmp_path / "work"
     shutil.copytree(demo_build.parent / "work", work)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import splice_dataset as schema
-from splice_build import shuffle, taxonomy
 from splice_build.cli import main as splice_main
+from splice_build.stages import shuffle, taxonomy
 from splice_eval import baselines
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.predictions import read_predictions

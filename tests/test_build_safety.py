@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from splice_build.cli import main
-from splice_build.pipeline import run_build
-from splice_build.report import REPORT_JSON
-from splice_build.workdir import WorkDir
+from splice_build.running.pipeline import run_build
+from splice_build.running.report import REPORT_JSON
+from splice_build.running.workdir import WorkDir
 from tests.build_helpers import (
     alive,
     committed,
@@ -178,7 +178,7 @@ def test_normal_layout_builds_and_leaves_user_files_alone(
 
 
 def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) -> None:
-    from splice_build.ownership import foreign_output, foreign_work
+    from splice_build.running.ownership import foreign_output, foreign_work
 
     out = Path(shutil.copytree(demo_build, tmp_path / "splice"))
     (out / ".DS_Store").write_bytes(b"\0")  # a desktop opened it
@@ -200,7 +200,7 @@ def test_a_build_failing_while_writing_leaves_the_previous_output(
 ) -> None:
     """The disk fills up while the card is written: the old build stays, whole, and the
     half-written new one is gone."""
-    from splice_build import card
+    from splice_build.output import card
 
     annotations = subset_annotations(tmp_path, demo_ids[:2])
     out = tmp_path / "splice"
@@ -297,10 +297,10 @@ def _encode(path: Path, frames: int, size: tuple[int, int], rate: Fraction) -> P
     ],
 )
 def test_validate_rejects_degenerate_clips(tmp_path, size, rate, frames, what) -> None:
-    from splice_build.card import Provenance, write_card
+    from splice_build.output.card import Provenance, write_card
+    from splice_build.output.validate import validate
+    from splice_build.output.write import write_dataset
     from splice_build.records import Clip, ShuffledVideo, Step, VideoEntry
-    from splice_build.validate import validate
-    from splice_build.write import write_dataset
 
     seconds = float(frames / rate)
     steps, clips = [], []
@@ -325,7 +325,7 @@ def test_long_video_id_puts_no_local_path_in_the_report(tmp_path, sources, demo_
     """A 240-character id once failed in the work folder with the folder's absolute path in
     the reason; now it is skipped at ingest (no name the build makes from it would fit),
     while the longest id kept builds in every format."""
-    from splice_build.ingest import MAX_VIDEO_ID
+    from splice_build.stages.ingest import MAX_VIDEO_ID
 
     long_id = "x" * (240 - len(demo_ids[0])) + demo_ids[0]
     longest = "y" * (MAX_VIDEO_ID - len(demo_ids[1])) + demo_ids[1]
@@ -351,7 +351,7 @@ def test_long_video_id_puts_no_local_path_in_the_report(tmp_path, sources, demo_
 def test_reasons_name_no_local_folder(tmp_path) -> None:
     """Whatever raised, a reason that reaches the report names folders by role."""
     from splice_build.records import Skip
-    from splice_build.report import BuildReport
+    from splice_build.running.report import BuildReport
 
     work = tmp_path / "splice-work"
     report = BuildReport(local_roots={"<work>": work, "<videos>": tmp_path / "videos"})

@@ -12,7 +12,7 @@ from datasets import List, Video
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCard
 
-from splice_build.card import (
+from splice_build.output.card import (
     STAND_IN_NOTICE,
     TABLE1_HEADER,
     Provenance,
@@ -21,8 +21,8 @@ from splice_build.card import (
     table1_rows,
     write_card,
 )
-from splice_build.stats import BIN_LABELS, VideoStats, compute_stats, duration_bin
-from splice_build.write import write_dataset
+from splice_build.output.stats import BIN_LABELS, VideoStats, compute_stats, duration_bin
+from splice_build.output.write import write_dataset
 from splice_dataset import (
     CONFIGS,
     DEFAULT_CONFIG,
@@ -108,7 +108,7 @@ def test_table6_statistics():
 
 def test_statistics_of_the_real_annotations(coin_json_path):
     """Every 2..7-step video of the real file lands in exactly one row and one bin."""
-    from splice_build.ingest import load_annotations
+    from splice_build.stages.ingest import load_annotations
 
     entries = [e for e in load_annotations(coin_json_path).entries if 2 <= e.num_steps <= 7]
     videos = [
@@ -290,7 +290,7 @@ def test_card_says_when_the_build_used_the_bundled_public_subset(tmp_path, tiny_
     """The bundled file is COIN's public 10,070-video subset, not COIN.json: the card says so."""
     from dataclasses import replace
 
-    from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
+    from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 
     written = write_dataset(tiny_videos, tmp_path / "splice")
     bundled = replace(

@@ -14,11 +14,11 @@ import av
 import numpy as np
 import pytest
 
-from splice_build import cut as cut_module
-from splice_build import frames as frames_module
-from splice_build.cut import cut_video, output_rate, output_size
-from splice_build.probe import probe
 from splice_build.records import CutSettings, SkipVideo
+from splice_build.stages import cut as cut_module
+from splice_build.stages import frames as frames_module
+from splice_build.stages.cut import cut_video, output_rate, output_size
+from splice_build.stages.probe import probe
 from tests.videos import (
     clip_frames,
     entry,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from splice_build import taxonomy
-from splice_build.ingest import load_annotations
+from splice_build.stages import taxonomy
+from splice_build.stages.ingest import load_annotations
 from splice_dataset import MAX_CLIPS, MIN_CLIPS
 
 DEMO = resources.files("splice_build").joinpath("demo", "coin_demo.json")

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from splice_build import cli, download, ownership, sources
-from splice_build.download_report import REPORT_CSV, REPORT_JSON
-from splice_build.ingest import BUNDLED_ANNOTATIONS
-from splice_build.pipeline import run_build
+from splice_build import cli
+from splice_build.remote import download
+from splice_build.remote.download_report import REPORT_CSV, REPORT_JSON
+from splice_build.running import ownership
+from splice_build.running.pipeline import run_build
+from splice_build.stages import sources
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from tests.build_helpers import config
 from tests.mirror_server import Item, Mirror
 from tests.videos import write_video

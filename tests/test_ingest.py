@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from splice_build import taxonomy
 from splice_build.errors import UserError
-from splice_build.ingest import SEGMENT_TOLERANCE, IngestResult, load_annotations
 from splice_build.records import Step
+from splice_build.stages import taxonomy
+from splice_build.stages.ingest import SEGMENT_TOLERANCE, IngestResult, load_annotations
 
 BASE = "4MiubN1oQkg"  # a real ArcWeld video: 3 steps with gaps between them, 180.02 s
 OTHERS = ("cam-KNnddec", "-LhNzREgSIU")  # real entries that must survive any corruption

@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as schema
-from splice_build.pipeline import run_build
-from splice_build.report import REPORT_JSON, REPORT_TXT, load_report
-from splice_build.workdir import CUT_RECORD
+from splice_build.running.pipeline import run_build
+from splice_build.running.report import REPORT_JSON, REPORT_TXT, load_report
+from splice_build.running.workdir import CUT_RECORD
 from tests.build_helpers import (
     committed,
     config,
@@ -160,7 +160,7 @@ def test_rebuild_into_the_same_folder_never_loads_stale_rows(
 
 
 def test_unusable_work_records_are_redone_not_trusted(tmp_path: Path) -> None:
-    from splice_build.workdir import CUT_RECORD, WorkDir
+    from splice_build.running.workdir import CUT_RECORD, WorkDir
 
     work = WorkDir(tmp_path / "work")
     folder = work.video_dir("abc")
@@ -290,7 +290,7 @@ def test_short_variable_rate_and_rotated_sources_build_and_validate(tmp_path: Pa
 def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
     """A cutter bug, for one video: every clip of ``bad`` loses its last five frames (the
     clips are real, they just break the rule the validator checks)."""
-    from splice_build import cut
+    from splice_build.stages import cut
 
     real_cut, real_slots = cut.cut_video, cut._slots
     current: dict[str, str] = {}
@@ -311,8 +311,8 @@ def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
 def test_video_whose_clips_fail_validation_is_dropped_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, caught_by: str
 ) -> None:
-    from splice_build import worker
     from splice_build.cli import main
+    from splice_build.running import worker
 
     good, bad = ids_with_steps(2, len(SEGMENTS))
     annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in (good, bad)}, 10.0)
@@ -334,7 +334,7 @@ def test_video_whose_clips_fail_validation_is_dropped_and_said(
     assert "lasts" in status[bad]["reason"] and "segment lasts" in status[bad]["reason"]
     assert "validate" in (out / REPORT_TXT).read_text("utf-8")
     # What was written is a valid build of the good video alone.
-    from splice_build.validate import validate
+    from splice_build.output.validate import validate
 
     assert validate(out) == []
     rows = pq.read_table(out / schema.shard_dir("text")).to_pylist()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.probe import find_source, probe
 from splice_build.records import SkipVideo
+from splice_build.stages.probe import probe
 from tests.videos import entry, truncate, write_audio_only, write_not_video, write_video
 
 
@@ -48,22 +48,6 @@ def test_real_mpeg_ps_with_start_time(city_mpg, tmp_path):
 def test_source_with_audio(tmp_path):
     src = write_video(tmp_path / "a.mp4", n_frames=20, audio=True)
     assert _probe_copy(src, tmp_path, [(0.0, 1.0)]).source.has_audio
-
-
-def test_find_source_prefers_mp4_and_ignores_partial_downloads(tmp_path):
-    assert find_source(tmp_path, "abc") is None
-    (tmp_path / "abc.mkv.part").write_bytes(b"x")
-    (tmp_path / "abc.ytdl").write_bytes(b"x")
-    (tmp_path / "abc.f137.mp4").write_bytes(b"x")
-    assert find_source(tmp_path, "abc") is None
-    (tmp_path / "abc.webm").write_bytes(b"x")
-    assert find_source(tmp_path, "abc") == tmp_path / "abc.webm"
-    (tmp_path / "abc.mkv").write_bytes(b"x")
-    assert find_source(tmp_path, "abc") == tmp_path / "abc.mkv"
-    (tmp_path / "abc.mp4").write_bytes(b"x")
-    assert find_source(tmp_path, "abc") == tmp_path / "abc.mp4"
-    (tmp_path / "UP.MP4").write_bytes(b"x")
-    assert find_source(tmp_path, "UP") == tmp_path / "UP.MP4"
 
 
 @pytest.mark.parametrize("suffix", [".mkv", ".webm", ".avi", ".mov", ".ts", ".mpg", ".flv"])

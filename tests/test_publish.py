@@ -23,9 +23,9 @@ from huggingface_hub.utils import filter_repo_objects
 from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 import splice_dataset as schema
-from splice_build import publish
 from splice_build.cli import main as splice_main
-from splice_build.publish import (
+from splice_build.remote import publish
+from splice_build.remote.publish import (
     COMMON_IGNORE_PATTERNS,
     DATASET_ALLOW_PATTERNS,
     METRIC_ALLOW_PATTERNS,

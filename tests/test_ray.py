@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import ray  # the optional extra splice-benchmark[ray]; the test extra installs it
 
-from splice_build.pipeline import run_build
+from splice_build.running.pipeline import run_build
 from tests.build_helpers import (
     alive,
     committed,

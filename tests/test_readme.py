@@ -6,7 +6,7 @@ from pathlib import Path
 
 from huggingface_hub import DatasetCard
 
-from splice_build.readme import render_readme
+from splice_build.output.readme import render_readme
 from splice_dataset import CONFIGS, DEFAULT_CONFIG
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -22,12 +22,13 @@ import numpy as np
 import pytest
 
 import splice_dataset as sd
-from splice_build import release, validate
 from splice_build.cli import main
-from splice_build.ingest import BUNDLED_ANNOTATIONS, load_annotations
+from splice_build.output import validate
 from splice_build.records import SkipVideo
-from splice_build.release_manifest import MANIFEST
-from splice_build.report import load_report
+from splice_build.remote import release
+from splice_build.remote.release_manifest import MANIFEST
+from splice_build.running.report import load_report
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 from splice_eval.predictions import read_predictions
 from tests.build_helpers import tree_digest
 
@@ -515,7 +516,7 @@ def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tm
 
 
 def test_publish_uploads_the_manifest_the_validator_needs(imported, capsys):
-    from splice_build.publish import plan_upload
+    from splice_build.remote.publish import plan_upload
 
     uploaded = {f.path_in_repo for f in plan_upload(imported.out)}
     assert MANIFEST in uploaded and "README.md" in uploaded

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from splice_build import taxonomy
 from splice_build.cli import main as splice_main
+from splice_build.stages import taxonomy
 from splice_eval import report
 from splice_eval.builddata import VideoMeta, read_meta
 from splice_eval.predictions import Prediction, write_predictions
@@ -66,7 +66,7 @@ def test_reasoning_groups_file_is_grounded_in_taxonomy_and_paper():
     data = json.loads((REPO / "splice_eval" / "data" / "reasoning_groups.json").read_text())
     assert "derived" in data["about"].lower() and "180" in data["about"]
     tax = taxonomy.load()
-    with (REPO / "build" / "taxonomy" / "taxonomy_domain_target_mapping.csv").open() as fh:
+    with (REPO / "build" / "data" / "taxonomy" / "taxonomy_domain_target_mapping.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == len(tax.tasks) == 180
     groups = {g["name"]: g for g in data["groups"]}
     assert set(groups) == {

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.ingest import load_annotations
 from splice_build.records import VideoEntry
-from splice_build.select import Selection, load_curation, select, subset_rank
+from splice_build.stages.ingest import load_annotations
+from splice_build.stages.select import Selection, load_curation, select, subset_rank
 from splice_dataset import MAX_CLIPS, MIN_CLIPS
 
 

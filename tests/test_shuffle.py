@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.ingest import load_annotations
 from splice_build.records import Clip, CutVideo, SourceInfo, VideoEntry
-from splice_build.shuffle import permutation, shuffle
+from splice_build.stages.ingest import load_annotations
+from splice_build.stages.shuffle import permutation, shuffle
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from splice_build import pipeline, sources
-from splice_build.pipeline import run_build
-from splice_build.probe import probe
 from splice_build.records import SkipVideo
-from splice_build.report import REPORT_JSON
+from splice_build.running import pipeline
+from splice_build.running.pipeline import run_build
+from splice_build.running.report import REPORT_JSON
+from splice_build.stages import sources
+from splice_build.stages.probe import probe
 from tests.build_helpers import config, demo_database, subset_annotations
 from tests.videos import entry, truncate, write_video
 
@@ -178,3 +179,25 @@ def test_pipeline_passes_candidates_to_workers(tmp_path: Path) -> None:
     build = config(tmp_path, tmp_path, tmp_path / "out")
     tasks = pipeline.video_tasks([entry("abc", [(0.0, 1.0)])], index, tmp_path / "w", build)
     assert tasks[0].sources.paths == ("5/abc.mkv",) and tasks[0].sources.files == 1
+
+
+def _preferred(folder, video_id):
+    """The first candidate the build's one walk of ``folder`` gives for ``video_id``."""
+    paths = sources.index_sources(folder).lookup(video_id).paths
+    return folder / paths[0] if paths else None
+
+
+def test_preferred_source_is_mp4_and_partial_downloads_are_ignored(tmp_path):
+    assert _preferred(tmp_path, "abc") is None
+    (tmp_path / "abc.mkv.part").write_bytes(b"x")
+    (tmp_path / "abc.ytdl").write_bytes(b"x")
+    (tmp_path / "abc.f137.mp4").write_bytes(b"x")
+    assert _preferred(tmp_path, "abc") is None
+    (tmp_path / "abc.webm").write_bytes(b"x")
+    assert _preferred(tmp_path, "abc") == tmp_path / "abc.webm"
+    (tmp_path / "abc.mkv").write_bytes(b"x")
+    assert _preferred(tmp_path, "abc") == tmp_path / "abc.mkv"
+    (tmp_path / "abc.mp4").write_bytes(b"x")
+    assert _preferred(tmp_path, "abc") == tmp_path / "abc.mp4"
+    (tmp_path / "UP.MP4").write_bytes(b"x")
+    assert _preferred(tmp_path, "UP") == tmp_path / "UP.MP4"

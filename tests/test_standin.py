@@ -11,11 +11,11 @@ import av
 import numpy as np
 import pytest
 
-from splice_build import ingest
-from splice_build.cut import cut_video
-from splice_build.probe import probe
+from splice_build.demo.standin import GAP_COLOURS, LABEL, STEP_COLOURS, render_source, text_mask
 from splice_build.records import CutSettings, VideoEntry
-from splice_build.standin import GAP_COLOURS, LABEL, STEP_COLOURS, render_source, text_mask
+from splice_build.stages import ingest
+from splice_build.stages.cut import cut_video
+from splice_build.stages.probe import probe
 
 FPS = 10
 

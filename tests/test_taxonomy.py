@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_build import taxonomy
+from splice_build.stages import taxonomy
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def _sheet_as_csv(coin_dir: Path, sheet: str) -> str:
 
 
 def test_packaged_csvs_are_the_unchanged_coin_sheets(coin_dir: Path) -> None:
-    packaged = resources.files("splice_build").joinpath("taxonomy")
+    packaged = resources.files("splice_build").joinpath("data", "taxonomy")
     for name, sheet in (
         (taxonomy.DOMAIN_CSV, "domain_target_mapping"),
         (taxonomy.STEP_CSV, "target_action_mapping"),
@@ -90,7 +90,7 @@ def test_every_coin_video_task_domain_and_recipe_type_agree(
 
 
 def test_2019_aliases_resolve_to_current_names(tax: taxonomy.Taxonomy) -> None:
-    sources = resources.files("splice_build").joinpath("taxonomy", "SOURCES.md").read_text()
+    sources = resources.files("splice_build").joinpath("data", "taxonomy", "SOURCES.md").read_text()
     assert len(taxonomy.TASK_ALIASES) == 3
     for old, new in taxonomy.TASK_ALIASES.items():
         assert f"{old} -> {new}" in sources

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from splice_build.cli import main
-from splice_build.ingest import load_annotations
-from splice_build.select import load_curation
+from splice_build.stages.ingest import load_annotations
+from splice_build.stages.select import load_curation
 from splice_eval.annotate import KEY_NAME, read_sheet
 from splice_eval.predictions import Prediction
 from tests.build_helpers import subset_annotations

@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from splice_build.card import Provenance, write_card
 from splice_build.cli import main
-from splice_build.validate import Problem, validate, validate_report
-from splice_build.write import write_dataset
+from splice_build.output.card import Provenance, write_card
+from splice_build.output.validate import Problem, validate, validate_report
+from splice_build.output.write import write_dataset
 from splice_dataset import CONFIGS, shard_dir, shard_name
 
 CLIP_DIR, VIDEO_DIR, TEXT_DIR = shard_dir("video_text"), shard_dir("video"), shard_dir("text")
@@ -324,7 +324,7 @@ def _flip_inside_clip(build: Path, video_id: str, index: int) -> None:
 
 
 def test_flipped_byte_inside_a_clip_fails_validate_and_publish(build, capsys):
-    from splice_build.publish import publish_dataset
+    from splice_build.remote.publish import publish_dataset
 
     _flip_inside_clip(build, "d3vid", 2)
     problems = validate(build)

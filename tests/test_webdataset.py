@@ -14,14 +14,14 @@ import pytest
 import webdataset as wds
 
 import splice_dataset as schema
-from splice_build.records import ShuffledVideo
-from splice_build.write import video_row
-from splice_build.write_wds import (
+from splice_build.output.write import video_row
+from splice_build.output.write_webdataset import (
     card_section,
     clip_member_field,
     tar_shard_name,
     write_webdataset,
 )
+from splice_build.records import ShuffledVideo
 
 
 def _read(shards: list[Path]) -> list[dict]:
@@ -124,7 +124,7 @@ def test_datasets_own_webdataset_loader_rejects_varying_clip_counts(
 def test_pipeline_format_both_writes_shards_matching_parquet(
     tmp_path: Path, sources: Path, demo_ids: list[str]
 ) -> None:
-    from splice_build.pipeline import run_build
+    from splice_build.running.pipeline import run_build
     from tests.build_helpers import config, subset_annotations
 
     annotations = subset_annotations(tmp_path, demo_ids[:2])

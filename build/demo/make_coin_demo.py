@@ -25,7 +25,7 @@ OUT = Path(__file__).with_name("coin_demo.json")
 
 def pick(database: dict) -> dict:
     """The demo's entries (verbatim) chosen from a COIN ``database`` mapping."""
-    from splice_build import taxonomy
+    from splice_build.stages import taxonomy
 
     tax = taxonomy.load()
     chosen: dict = {}

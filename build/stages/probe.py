@@ -16,14 +16,6 @@ import av
 import av.container
 import av.stream
 
-from splice_build.frames import (
-    DECODE_ERRORS,
-    FrameReader,
-    open_video,
-    source_rate,
-    to_pts,
-    to_seconds,
-)
 from splice_build.records import (
     MIN_FPS,
     MIN_SIDE,
@@ -33,19 +25,20 @@ from splice_build.records import (
     SourceInfo,
     VideoEntry,
 )
-from splice_build.sources import index_sources, not_found_reason
+from splice_build.stages.frames import (
+    DECODE_ERRORS,
+    FrameReader,
+    open_video,
+    source_rate,
+    to_pts,
+    to_seconds,
+)
+from splice_build.stages.sources import index_sources, not_found_reason
 
 # Seconds a source may fall short of its last step's end: COIN marks most times in whole
 # seconds, so a segment ending up to a second after the file's last frame is still whole
 # (the build's ``--tolerance`` default).
 COVERAGE_TOLERANCE = 1.0
-
-
-def find_source(videos_dir: Path, video_id: str) -> Path | None:
-    """The preferred source file of a video id anywhere in ``videos_dir``, or None (one walk
-    of the folder: for a single look-up; a build indexes its folder once instead)."""
-    paths = index_sources(Path(videos_dir)).lookup(video_id).paths
-    return Path(videos_dir) / paths[0] if paths else None
 
 
 def probe(

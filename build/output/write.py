@@ -62,8 +62,8 @@ import pyarrow.parquet as pq
 from datasets import Features
 from datasets.features.features import require_storage_embed
 
+from splice_build.output.stats import VideoStats
 from splice_build.records import ShuffledVideo
-from splice_build.stats import VideoStats
 from splice_dataset import (
     ANSWER,
     CAPTIONS,

@@ -29,10 +29,18 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from . import download_report, ownership, probe, select, sources
-from .errors import UserError
-from .records import DownloadOutcome, SkipVideo, SourceCandidates, SourceIndex, VideoEntry
-from .report import portable
+from splice_build.errors import UserError
+from splice_build.records import (
+    DownloadOutcome,
+    SkipVideo,
+    SourceCandidates,
+    SourceIndex,
+    VideoEntry,
+)
+from splice_build.remote import download_report
+from splice_build.running import ownership
+from splice_build.running.report import portable
+from splice_build.stages import probe, select, sources
 
 DEFAULT_URL_TEMPLATE = "https://www.youtube.com/watch?v={video_id}"
 LAYOUTS = ("flat", "coin")

@@ -12,7 +12,7 @@ repeated over its pauses, bursts thinned, a pause over the step's start filled w
 step's first frame), and slot 0 is always the step's first frame. A clip's duration is
 therefore ``num_frames / rate``, within one frame of its segment, except where the source
 ends first (inside the probe's tolerance): then the clip ends with the source's last frame.
-``splice_build.clipcheck`` holds these promises; the worker checks every clip against
+``splice_build.stages.clipcheck`` holds these promises; the worker checks every clip against
 them before committing it, and ``splice validate`` checks the built folder the same way.
 
 Each frame is decoded once: a video's steps are split into at most two lanes of
@@ -39,7 +39,8 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
-from splice_build.frames import (
+from splice_build.records import Clip, CutSettings, CutVideo, ProbedVideo, SkipVideo, Step
+from splice_build.stages.frames import (
     DECODE_ERRORS,
     FALLBACK_RATE,
     Frame,
@@ -50,7 +51,6 @@ from splice_build.frames import (
     to_pts,
     to_seconds,
 )
-from splice_build.records import Clip, CutSettings, CutVideo, ProbedVideo, SkipVideo, Step
 
 OUTPUT_PIX_FMT = "yuv420p"
 # x264's macroblock-tree rate control gave different bytes for the same frames from run to

@@ -40,15 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from splice_build import taxonomy
 from splice_build.errors import UserError, decode_text, read_bytes
 from splice_build.records import Skip, Step, VideoEntry
+from splice_build.stages import taxonomy
 
 STAGE = "ingest"
 # COIN's public annotations as the package ships them: the 10,070 of COIN's 11,827 videos
 # whose step timestamps are public (see coin/SOURCES.md), in COIN.json format. The default
 # of every command that takes --annotations; the full file can be passed instead.
-BUNDLED_ANNOTATIONS = Path(__file__).resolve().parent / "coin" / "COIN_public_10070.json"
+BUNDLED_ANNOTATIONS = (
+    Path(__file__).resolve().parents[1] / "data" / "coin" / "COIN_public_10070.json"
+)
 _ANNOTATIONS_HELP = (
     "COIN.json-format annotation file (default: the bundled public subset of COIN, "
     "10,070 of its 11,827 videos; pass COIN's full COIN.json to build from all of them)"

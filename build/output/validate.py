@@ -30,7 +30,7 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
   anywhere in a shard fails validation (and ``publish``), even one inside a clip that
   would still decode.
 
-Duration tolerance: the clips are checked by ``splice_build.clipcheck``, the rule the
+Duration tolerance: the clips are checked by ``splice_build.stages.clipcheck``, the rule the
 cutter's workers apply before committing a cut: a clip lasts its segment within
 ``tolerance_frames`` (default 1) frame durations of its own rate, plus 0.1 ms for the
 rounding of times, except that a segment ending within the build's coverage tolerance
@@ -56,18 +56,12 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard
 
-from splice_build.card import TABLE1_HEADER, markdown_table, table1_rows
 from splice_build.cli import float_in
-from splice_build.clipcheck import (
-    ROUNDING,
-    TOLERANCE_FRAMES,
-    ClipProbe,
-    clip_problems,
-    probe_clip,
-)
 from splice_build.errors import UserError
-from splice_build.probe import COVERAGE_TOLERANCE
-from splice_build.release_manifest import (
+from splice_build.output.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.output.stats import VideoStats, compute_stats
+from splice_build.output.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
+from splice_build.remote.release_manifest import (
     MANIFEST,
     ORIGIN,
     ImportedClip,
@@ -75,8 +69,14 @@ from splice_build.release_manifest import (
     read_manifest,
     sha256_text,
 )
-from splice_build.stats import VideoStats, compute_stats
-from splice_build.write import TMP_PREFIX, ShardInfo, WriteResult, shard_info
+from splice_build.stages.clipcheck import (
+    ROUNDING,
+    TOLERANCE_FRAMES,
+    ClipProbe,
+    clip_problems,
+    probe_clip,
+)
+from splice_build.stages.probe import COVERAGE_TOLERANCE
 from splice_dataset import (
     ANSWER,
     CAPTIONS,

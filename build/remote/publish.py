@@ -30,10 +30,11 @@ from huggingface_hub.utils import filter_repo_objects
 from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 import splice_dataset as schema
-
-from .errors import UserError
-from .release_manifest import MANIFEST
-from .report import REPORT_JSON, REPORT_TXT
+from splice_build.errors import UserError
+from splice_build.output.card import human_size
+from splice_build.output.validate import validate
+from splice_build.remote.release_manifest import MANIFEST
+from splice_build.running.report import REPORT_JSON, REPORT_TXT
 
 # What a built folder uploads: the card, the shards, the build report (which videos
 # were kept or skipped and why; it holds no local paths) and an imported build's release
@@ -120,8 +121,8 @@ def check_limits(
     for f in files:
         if f.size > limits.max_file_bytes:
             problems.append(
-                f"{f.path_in_repo}: {_human(f.size)}, above the "
-                f"{_human(limits.max_file_bytes)} per-file limit; write smaller shards"
+                f"{f.path_in_repo}: {human_size(f.size)}, above the "
+                f"{human_size(limits.max_file_bytes)} per-file limit; write smaller shards"
             )
         if f.path_in_repo.endswith(".parquet"):
             problems.extend(_check_row_groups(folder, f.path_in_repo, limits))
@@ -138,8 +139,8 @@ def _check_row_groups(folder: Path, rel: str, limits: HubLimits) -> list[str]:
         size = meta.row_group(i).total_byte_size
         if size > limits.max_row_group_bytes:
             problems.append(
-                f"{rel}: row group {i} holds {_human(size)} uncompressed, above the "
-                f"viewer's {_human(limits.max_row_group_bytes)}; it could not page through it"
+                f"{rel}: row group {i} holds {human_size(size)} uncompressed, above the "
+                f"viewer's {human_size(limits.max_row_group_bytes)}; it could not page through it"
             )
     return problems
 
@@ -248,16 +249,7 @@ def print_plan(files: list[UploadFile], out: TextIO | None = None) -> None:
     for f in files:
         print(f"{f.size:>15,d}  {f.path_in_repo}", file=out)
     total = sum(f.size for f in files)
-    print(f"{len(files)} files, {_human(total)} in total", file=out)
-
-
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
-        size /= 1000
-    raise AssertionError("unreachable")
+    print(f"{len(files)} files, {human_size(total)} in total", file=out)
 
 
 # Where the errors of talking to the Hub come from: the HTTP clients huggingface_hub has
@@ -323,7 +315,6 @@ def publish_dataset(
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
     _check_repo_id(repo_id)
-    from .validate import validate
 
     failed = validate(folder)
     if failed:

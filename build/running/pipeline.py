@@ -26,11 +26,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-
-from . import card, download_report, ownership, probe, select, shuffle, sources, validate, write
-from .errors import UserError
-from .executors import make_executor
-from .records import (
+from splice_build.errors import UserError
+from splice_build.output import card, validate, write
+from splice_build.records import (
     MIN_FPS,
     MIN_SIDE,
     CutSettings,
@@ -39,9 +37,13 @@ from .records import (
     SourceIndex,
     VideoEntry,
 )
-from .report import BuildReport
-from .workdir import WorkDir
-from .worker import VideoTask
+from splice_build.remote import download_report
+from splice_build.running import ownership
+from splice_build.running.executors import make_executor
+from splice_build.running.report import BuildReport
+from splice_build.running.workdir import WorkDir
+from splice_build.running.worker import VideoTask
+from splice_build.stages import probe, select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
 # adds WebDataset tar shards of the same rows for loaders that stream tar files.
@@ -239,7 +241,7 @@ def _write_output(
     written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
-        from .write_wds import card_section, write_webdataset
+        from splice_build.output.write_webdataset import card_section, write_webdataset
 
         tars = write_webdataset(videos(), staging)
         sections.append(card_section(len(tars)))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .records import Skip
+from splice_build.records import Skip
 
 REPORT_JSON = "build_report.json"
 REPORT_TXT = "build_report.txt"

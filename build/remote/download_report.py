@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .records import DownloadOutcome
+from splice_build.records import DownloadOutcome
 
 REPORT_JSON = "download_report.json"
 REPORT_CSV = "download_report.csv"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import av
 
-from . import clipcheck, cut, probe
-from .records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
-from .report import portable
-from .sources import index_sources
-from .workdir import WorkDir, candidates_stamp, work_key
+from splice_build.records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
+from splice_build.running.report import portable
+from splice_build.running.workdir import WorkDir, candidates_stamp, work_key
+from splice_build.stages import clipcheck, cut, probe
+from splice_build.stages.sources import index_sources
 
 
 @dataclass(frozen=True)

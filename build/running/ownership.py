@@ -3,8 +3,8 @@ replaces a previous output only with a finished one.
 
 - An output folder is a previous build's when it holds a ``build_report.json`` (every build
   writes one) and nothing a build does not write: ``README.md``, the two reports (and an
-  import's ``release_manifest.json``), ``data/``
-  and ``text/`` of Parquet shards, ``webdataset/`` of tar shards. A file someone put there
+  import's ``release_manifest.json``), one folder of Parquet shards per config
+  (``video_text/``, ``video/``, ``text/``), ``webdataset/`` of tar shards. A file someone put there
   (predictions, notes) makes it not the build's to replace; only a desktop's litter
   (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
 - A work folder is the build's when it holds ``WORK_MARKER`` (written when the build first
@@ -31,12 +31,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from splice_build.errors import UserError
+from splice_build.remote.release_manifest import MANIFEST
+from splice_build.running.report import REPORT_JSON, REPORT_TXT
+from splice_build.running.workdir import CUT_RECORD
 from splice_dataset import CONFIGS, WEBDATASET_DIR, shard_dir
-
-from .errors import UserError
-from .release_manifest import MANIFEST
-from .report import REPORT_JSON, REPORT_TXT
-from .workdir import CUT_RECORD
 
 CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.

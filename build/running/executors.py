@@ -7,20 +7,14 @@ same output.
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
-import signal
-import sys
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Protocol
 
-from .worker import Outcome, VideoTask, process_video, thread_budget
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+from splice_build.running.lifetime import die_with_parent
+from splice_build.running.worker import Outcome, VideoTask, process_video, thread_budget
 
 
 class Executor(Protocol):
@@ -62,32 +56,6 @@ class LocalExecutor:
                 yield from (f.result() for f in done)
 
 
-def die_with_parent(parent: int) -> None:
-    """End this worker as soon as the process ``parent`` is gone, even killed by SIGKILL.
-
-    On Linux the kernel sends SIGKILL when the parent exits (``PR_SET_PDEATHSIG``); the
-    parent may have died before that was set, hence the check after it. Elsewhere a thread
-    polls the parent id (a dead parent's orphans are adopted by another process). Either
-    way the worker stops mid-cut at worst, which is safe: a cut is committed by a rename,
-    and uncommitted temporary folders are removed by the next build."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-                if os.getppid() != parent:
-                    os._exit(1)
-                return
-        except (OSError, AttributeError):
-            pass  # no prctl: poll instead
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
-
-
 def make_executor(
     name: str, workers: int | None = None, ray_address: str | None = None
 ) -> Executor:
@@ -95,7 +63,7 @@ def make_executor(
     if name == "local":
         return LocalExecutor(workers)
     if name == "ray":
-        from .ray_executor import RayExecutor
+        from splice_build.running.ray_executor import RayExecutor
 
         return RayExecutor(address=ray_address, workers=workers)
     raise ValueError(f"unknown executor {name!r}; expected 'local' or 'ray'")

@@ -27,10 +27,9 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from splice_build import ingest
-from splice_build.publish import _human
-from splice_build.stats import BIN_LABELS, BuildStats, compute_stats
-from splice_build.write import WriteResult
+from splice_build.output.stats import BIN_LABELS, BuildStats, compute_stats
+from splice_build.output.write import WriteResult
+from splice_build.stages import ingest
 from splice_dataset import (
     CLIP_CONFIGS,
     CONFIGS,
@@ -323,7 +322,7 @@ def _files_cell(written: WriteResult, config: str) -> str:
     """The configs table's "files" cell: the config's folder, and its size in a build."""
     cell = f"`{shard_dir(config)}/`"
     if written.has_shards:
-        cell += f", {_human(written.download_size(config))}"
+        cell += f", {human_size(written.download_size(config))}"
     return cell
 
 
@@ -337,7 +336,7 @@ def _download_note(written: WriteResult) -> str:
         "keeps the clips once, but each of the two downloads carries them."
     )
     if written.has_shards:
-        sizes = ", ".join(f"`{c}` {_human(written.download_size(c))}" for c in CONFIGS)
+        sizes = ", ".join(f"`{c}` {human_size(written.download_size(c))}" for c in CONFIGS)
         note += f" In this build: {sizes}."
     return note
 
@@ -392,7 +391,9 @@ def render_card(
         "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
     )
     template = Template(
-        importlib.resources.files("splice_build").joinpath("templates/card.md").read_text("utf-8")
+        importlib.resources.files("splice_build")
+        .joinpath("output", "templates", "card.md")
+        .read_text("utf-8")
     )
     return template.substitute(
         front_matter=f"---\n{yaml}\n---\n\n" if front_matter else "",
@@ -445,3 +446,13 @@ __all__ = [
     "table6_rows",
     "write_card",
 ]
+
+
+def human_size(n: int) -> str:
+    """A byte count as the Hub shows sizes (decimal units), for cards and checks."""
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1000
+    raise AssertionError("unreachable")

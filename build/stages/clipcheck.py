@@ -2,7 +2,7 @@
 ``splice validate`` (on a built folder) both apply, so whatever the cutter accepts, the
 validator accepts, and a clip that breaks the rule is caught where it is made.
 
-The cutter promises (see ``splice_build.cut``): an H.264 yuv420p mp4 of even size, time
+The cutter promises (see ``splice_build.stages.cut``): an H.264 yuv420p mp4 of even size, time
 from 0, no metadata beyond the muxer's, no display matrix (the pixels are turned as the
 source is displayed), at a constant rate; it lasts its segment within
 one frame, except where the source ends first. The probe lets a source end up to the

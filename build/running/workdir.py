@@ -25,7 +25,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .records import (
+from splice_build.records import (
     CutSettings,
     CutVideo,
     SourceCandidates,

@@ -6,7 +6,7 @@ statistics are projected from the annotation file alone (a clip's duration is it
 length; probing and cutting may still drop videos). The README says so, and a test checks
 that the committed README.md is what this module renders.
 
-    python -m splice_build.readme --annotations COIN.json [--out README.md]
+    python -m splice_build.output.readme --annotations COIN.json [--out README.md]
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
+from splice_build.output import card
+from splice_build.output.stats import VideoStats
+from splice_build.output.write import WriteResult
+from splice_build.records import CutSettings
+from splice_build.stages import ingest, select
 from splice_dataset import SPLIT
 
-from . import card, ingest, select
-from .records import CutSettings
-from .stats import VideoStats
-from .write import WriteResult
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 INTRO = "readme_intro.md"
 SECTIONS = "readme_sections.md"
 TITLE = "SPLICE: put the shuffled event clips of instructional videos back in order"

@@ -31,9 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from splice_build import ingest
 from splice_build.errors import UserError, read_text
 from splice_build.records import Skip, VideoEntry
+from splice_build.stages import ingest
 from splice_dataset import MAX_CLIPS, MIN_CLIPS
 
 STAGE = "select"

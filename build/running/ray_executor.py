@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from .executors import die_with_parent
-from .worker import Outcome, VideoTask, process_video
+from splice_build.running.lifetime import die_with_parent
+from splice_build.running.worker import Outcome, VideoTask, process_video
 
 
 class RayExecutor:

@@ -28,9 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import splice_dataset as schema
-
-from .records import ShuffledVideo
-from .write import MAX_SHARD_BYTES, check_order, video_row
+from splice_build.output.write import MAX_SHARD_BYTES, check_order, video_row
+from splice_build.records import ShuffledVideo
 
 _TAR_BLOCK = 512
 _MTIME = 0  # fixed: the tar bytes depend on the data only

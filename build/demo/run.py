@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
-
-from . import ingest, standin
-from .cli import int_at_least
-from .pipeline import BuildConfig, run_build
-from .report import REPORT_TXT, load_report
+from splice_build.cli import int_at_least
+from splice_build.demo import standin
+from splice_build.running.pipeline import BuildConfig, run_build
+from splice_build.running.report import REPORT_TXT, load_report
+from splice_build.stages import ingest
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
 # Inside the demo's work folder: the rendered sources, and the build's own work folder

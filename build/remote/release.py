@@ -37,13 +37,10 @@ from pathlib import Path
 import av
 from tqdm.auto import tqdm
 
-from . import card, cut, ingest, ownership, select, shuffle, stats, validate
-from .cli import int_at_least
-from .clipcheck import STREAM_KEYS, ClipProbe, clip_problems, probe_clip
-from .errors import UserError
-from .frames import DECODE_ERRORS, source_rate
-from .pipeline import finish_build
-from .records import (
+from splice_build.cli import int_at_least
+from splice_build.errors import UserError
+from splice_build.output import card, stats, validate
+from splice_build.records import (
     Clip,
     CutSettings,
     CutVideo,
@@ -54,15 +51,20 @@ from .records import (
     Step,
     VideoEntry,
 )
-from .release_manifest import (
+from splice_build.remote.release_manifest import (
     MANIFEST,
     ImportedClip,
     ReleaseFile,
     ReleaseManifest,
     sha256_text,
 )
-from .report import BuildReport
-from .workdir import file_digest
+from splice_build.running import ownership
+from splice_build.running.pipeline import finish_build
+from splice_build.running.report import BuildReport
+from splice_build.running.workdir import file_digest
+from splice_build.stages import cut, ingest, select, shuffle
+from splice_build.stages.clipcheck import STREAM_KEYS, ClipProbe, clip_problems, probe_clip
+from splice_build.stages.frames import DECODE_ERRORS, source_rate
 
 HUB_REPO = "prokajevo/splice-benchmark"
 SEGMENTS_DIR = "splice_video_segments"

@@ -20,7 +20,7 @@ from importlib import resources
 from types import MappingProxyType
 
 _PACKAGE = "splice_build"
-_DIR = "taxonomy"
+_DIR = ("data", "taxonomy")
 DOMAIN_CSV = "taxonomy_domain_target_mapping.csv"
 STEP_CSV = "taxonomy_target_action_mapping.csv"
 
@@ -88,7 +88,7 @@ class Taxonomy:
 
 
 def _read_csv(name: str) -> list[dict[str, str]]:
-    text = resources.files(_PACKAGE).joinpath(_DIR, name).read_text(encoding="utf-8")
+    text = resources.files(_PACKAGE).joinpath(*_DIR, name).read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
 
 

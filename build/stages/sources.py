@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from .records import SourceCandidates, SourceIndex
+from splice_build.records import SourceCandidates, SourceIndex
 
 # Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
 # in order of preference when several exist: containers with a full index first (exact,

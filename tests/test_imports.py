@@ -1,0 +1,181 @@
+"""The project's import graph: no cycles, and no private name used across modules.
+
+A cycle means two modules can only be read (and changed) together, and a private name used
+from another module is an interface nobody promised. Both crept in once (``card`` took
+``publish._human`` while ``publish`` imported ``validate`` inside a function because
+``validate`` imported ``card``), so this walks every import statement of the product code
+with ``ast`` -- at module level and inside functions alike, since a lazy import is still a
+dependency -- and fails on either.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# import name -> folder or file, as setup.cfg installs them (build/ is splice_build)
+ROOTS = {
+    "splice_build": REPO / "build",
+    "splice_eval": REPO / "splice_eval",
+    "splice_metric": REPO / "splice_metric",
+    "splice_dataset": REPO / "splice_dataset.py",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for name, path in ROOTS.items():
+        if path.is_file():
+            found[name] = path
+            continue
+        for file in sorted(path.rglob("*.py")):
+            parts = file.relative_to(path).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((name, *parts))] = file
+    return found
+
+
+MODULES = _modules()
+
+
+def _package_of(module: str) -> str:
+    is_package = MODULES[module].name == "__init__.py"
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = _package_of(module).split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _project(name: str) -> str | None:
+    """The project module that ``import name`` loads last (a package's module, or itself)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> list[tuple[str, str, int]]:
+    """(imported project module, name taken from it or "", line) for every import."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _project(alias.name)
+                if target:
+                    found.append((target, "", node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node)
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                if submodule in MODULES:
+                    found.append((submodule, "", node.lineno))
+                elif _project(source):
+                    found.append((_project(source), alias.name, node.lineno))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module in MODULES:
+        for target, _name, _line in _imports(module):
+            # a package's own __init__ importing from inside it is no cycle to untangle
+            if target != module and not target.startswith(module + "."):
+                graph[module].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_the_walker_sees_the_project():
+    assert "splice_build.cli" in MODULES and "splice_dataset" in MODULES
+    graph = _graph()
+    assert "splice_build.errors" in graph["splice_build.cli"]
+    # and it would see a cycle: a two-module loop is one component
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_graph())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_private_name_imported_across_modules():
+    offenders = [
+        f"{MODULES[module].relative_to(REPO)}:{line} takes {name} from {target}"
+        for module in MODULES
+        for target, name, line in _imports(module)
+        if name.startswith("_") and not name.startswith("__") and target != module
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_private_attribute_of_another_project_module():
+    """``module._name`` on an imported project module is the same leak as importing it."""
+    offenders = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if _project(alias.name) and alias.asname:
+                        bound[alias.asname] = _project(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(module, node)
+                for alias in node.names:
+                    if f"{source}.{alias.name}" in MODULES:
+                        bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and bound[node.value.id] != module
+            ):
+                offenders.append(
+                    f"{path.relative_to(REPO)}:{node.lineno} uses {node.value.id}.{node.attr}"
+                )
+    assert not offenders, "\n".join(offenders)
