@@ -231,7 +231,7 @@ class Fetcher:
         try:
             return self._fetch(entry)
         except Exception as err:
-            reason = _relative(f"{type(err).__name__}: {err}", self.settings)
+            reason = relative_reason(f"{type(err).__name__}: {err}", self.settings)
             return DownloadOutcome(
                 entry.video_id,
                 entry.recipe_type,
@@ -313,11 +313,11 @@ class Fetcher:
                 ydl.format_selector = selector
                 info = ydl.extract_info(url, download=True)
         except yt_dlp.utils.DownloadError as err:
-            message = _relative(_clean_message(str(err.msg or err)), s)
+            message = relative_reason(_clean_message(str(err.msg or err)), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         except Exception as err:  # one video's surprise must not stop the others
-            message = _relative(_clean_message(f"{type(err).__name__}: {err}"), s)
+            message = relative_reason(_clean_message(f"{type(err).__name__}: {err}"), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         files = [Path(d["filepath"]) for d in (info or {}).get("requested_downloads", []) or []]
@@ -351,11 +351,12 @@ class Fetcher:
             )
         except SkipVideo as skip:
             staged.unlink()  # ours, and useless: a retry or the next run fetches it anew
+            why = relative_reason(skip.reason, s)
             return replace(
                 outcome,
                 status="unavailable",
                 category="other",
-                reason=f"the downloaded file does not probe whole: {_relative(skip.reason, s)}",
+                reason=f"the downloaded file does not probe whole: {why}",
                 file="",
             )
         folder = target_dir(s, entry)
@@ -408,7 +409,7 @@ def _describe(info: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _relative(reason: str, settings: DownloadSettings) -> str:
+def relative_reason(reason: str, settings: DownloadSettings) -> str:
     """A reason as the report may hold it: the output folder named ``<out>``, any other
     local path by its last part (`report.portable`, the build report's rule)."""
     return portable(reason, {"<out>": settings.out})
