@@ -271,7 +271,7 @@ def verification_costs(src: Path, segments, work: Path, repeat: int = 3) -> dict
     tmp = workdir.new_temp_dir(entry.video_id)
     video = cut_video(probed, tmp, settings, threads=thread_budget(1))
     costs = {"cut": time.perf_counter() - start, "cut_cpu": time.process_time() - cpu}
-    key = work_key(entry, settings, source_stamp(src), 1.0)
+    key = work_key(entry, settings, source_stamp(src))
 
     def timed(name: str, fn) -> None:
         runs = []

@@ -47,7 +47,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -175,7 +174,7 @@ def footage_folder(
         records.insert(0, record("footage-extra", videos, random.Random(1)))
     out_dir = root / "splice"
     written = write_dataset(records, out_dir, **write_kwargs)
-    write_card(out_dir, written, Provenance("bench", "0" * 64, 0, asdict(CutSettings())))
+    write_card(out_dir, written, Provenance("bench", "0" * 64, 0, CutSettings().encoding()))
     return out_dir
 
 

@@ -34,7 +34,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "splice_build.remote.release",
         "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
     ),
-    "validate": ("splice_build.output.validate", "check a built folder: clips, answers, card"),
+    "validate": (
+        "splice_build.output.validate.command",
+        "check a built folder: clips, answers, card",
+    ),
     "demo": ("splice_build.demo.run", "build, load and score a demo on bundled inputs"),
     "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),
     "publish": ("splice_build.remote.publish", "upload a built folder to the Hugging Face Hub"),

@@ -123,6 +123,11 @@ class ProbedVideo:
 MIN_SIDE = 16
 MIN_FPS = 1.0
 
+# Seconds a source may fall short of its last step's end: COIN marks most times in whole
+# seconds, so a segment ending up to a second after the file's last frame is still whole
+# (`CutSettings.tolerance`'s default, the build's ``--tolerance``).
+COVERAGE_TOLERANCE = 1.0
+
 
 def _paper_max_side() -> int:
     from splice_dataset import PAPER_MAX_SIDE
@@ -132,7 +137,8 @@ def _paper_max_side() -> int:
 
 @dataclass(frozen=True)
 class CutSettings:
-    """How clips are encoded; part of the build's identity (changing it redoes the cut)."""
+    """Which sources are cut and how their clips are encoded: the probe's coverage rule and
+    the encoder's settings. Part of the build's identity (changing any of it redoes the cut)."""
 
     # Cap on the short side, never upscaled (paper, Appendix A.2). Read lazily: the schema
     # module imports `datasets` (about 150 MB), which cut workers never need.
@@ -141,6 +147,17 @@ class CutSettings:
     crf: int = 23
     preset: str = "veryfast"
     audio: bool = False
+    # Coverage tolerance, in seconds: how far a source may end before its last step's end
+    # and still be cut (the probe's rule); a clip of a step past that point may be short by
+    # the part the source lacks (the clip rule, `clipcheck`). The card records it for
+    # `splice validate` as ``splice_build.tolerance``.
+    tolerance: float = COVERAGE_TOLERANCE
+
+    def encoding(self) -> dict[str, Any]:
+        """The encoder's settings alone, as the card and the reports list "cut settings"
+        (the tolerance has an entry of its own there, absent from imports, which probe
+        nothing)."""
+        return {k: v for k, v in asdict(self).items() if k != "tolerance"}
 
 
 @dataclass(frozen=True)
@@ -222,6 +239,7 @@ def cut_video_from_json(data: dict[str, Any]) -> CutVideo:
 
 
 __all__ = [
+    "COVERAGE_TOLERANCE",
     "Clip",
     "CutSettings",
     "CutVideo",

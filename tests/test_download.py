@@ -409,7 +409,7 @@ def test_reasons_name_local_folders_by_role_and_leave_urls_alone(tmp_path, monke
         f"cannot open {tmp_path}/videos/.splice-download/a/a.mp4 (tried {elsewhere}) "
         "from http://mirror.test/videos/a"
     )
-    assert download._relative(reason, settings) == (
+    assert download.relative_reason(reason, settings) == (
         "cannot open <out>/.splice-download/a/a.mp4 (tried <local>/x.part) "
         "from http://mirror.test/videos/a"
     )

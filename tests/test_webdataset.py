@@ -14,7 +14,7 @@ import pytest
 import webdataset as wds
 
 import splice_dataset as schema
-from splice_build.output.write import video_row
+from splice_build.output.rows import video_row
 from splice_build.output.write_webdataset import (
     card_section,
     clip_member_field,

@@ -27,8 +27,8 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
+from splice_build.output.shards import WriteResult
 from splice_build.output.stats import BIN_LABELS, BuildStats, compute_stats
-from splice_build.output.write import WriteResult
 from splice_build.stages import ingest
 from splice_dataset import (
     CLIP_CONFIGS,

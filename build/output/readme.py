@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import asdict
 from pathlib import Path
 
 from splice_build.output import card
+from splice_build.output.shards import WriteResult
 from splice_build.output.stats import VideoStats
-from splice_build.output.write import WriteResult
 from splice_build.records import CutSettings
 from splice_build.stages import ingest, select
 from splice_dataset import SPLIT
@@ -58,7 +57,7 @@ def render_readme(annotations: Path, docs: Path = DOCS) -> str:
         annotations_file=Path(annotations).name,
         annotations_sha256=result.sha256,
         seed=0,
-        cut_settings=asdict(CutSettings()),
+        cut_settings=CutSettings().encoding(),
         videos_in_annotations=in_annotations,
         videos_included=len(videos),
         videos_skipped=in_annotations - len(videos),

@@ -38,256 +38,36 @@ Choices, and why:
 - The shard count is unknown while streaming, so shards are written under temporary
   names and renamed to ``{split}-{i:05d}-of-{n:05d}.parquet`` at the end. Older shards of
   the same split are removed then, so a rebuild never leaves stale shards behind.
-- Writer options are fixed in ``parquet_options`` (per-column compression as ``datasets``
-  chooses: clip bytes stored PLAIN and uncompressed since H.264 is already compressed,
-  snappy+dictionary for the rest; page CRCs, which ``splice validate`` verifies;
-  content-defined chunking with push_to_hub's settings) and no timestamp is written, so the
-  same inputs give byte-identical files.
-- The schema carries the ``huggingface`` metadata key (``Features.arrow_schema``), from
-  which ``datasets`` restores ``List(Video())`` and the other features.
+- Writer options are fixed in ``splice_build.output.parquet_options`` (per-column
+  compression, page CRCs, content-defined chunking, the ``huggingface`` schema metadata),
+  and no timestamp is written, so the same inputs give byte-identical files.
+- The rows are ``splice_build.output.rows.video_row``'s, in the pipeline's video-id order
+  (``check_order``); what was written is a ``splice_build.output.shards.WriteResult``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets import Features
-from datasets.features.features import require_storage_embed
 
+from splice_build.output.parquet_options import open_parquet_writer
+from splice_build.output.rows import check_order, video_row
+from splice_build.output.shards import ShardInfo, WriteResult, shard_info
 from splice_build.output.stats import VideoStats
 from splice_build.records import ShuffledVideo
-from splice_dataset import (
-    ANSWER,
-    CAPTIONS,
-    CLIP_CONFIGS,
-    CLIP_DURATIONS,
-    CLIPS,
-    COIN_SUBSET,
-    DOMAIN,
-    DURATION,
-    NUM_CLIPS,
-    RECIPE_TYPE,
-    SPLIT,
-    TASK,
-    VIDEO_ID,
-    clip_file_name,
-    columns,
-    features,
-    shard_dir,
-    shard_name,
-)
+from splice_dataset import CLIP_CONFIGS, CLIPS, SPLIT, columns, features, shard_dir, shard_name
 
 MAX_SHARD_BYTES = 500_000_000  # push_to_hub's default max_shard_size
 MAX_ROW_GROUP_BYTES = 20_000_000  # of clips; see the module docstring for why not 100 MB
 ROWS_PER_ROW_GROUP = 4  # videos per clip row group (a few MB each at 448 px)
 TEXT_ROWS_PER_ROW_GROUP = 1_000  # text rows are a few hundred bytes
-# Content-defined chunking as push_to_hub writes it (datasets' DEFAULT_CDC_OPTIONS, which
-# are pyarrow's defaults): pages cut where the data's rolling hash says, 256 KiB to 1 MiB.
-CDC_OPTIONS = {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "norm_level": 0}
 TMP_PREFIX = ".tmp-"  # shards being written; `splice validate` reports any left behind
-
-
-@dataclass(frozen=True)
-class ShardInfo:
-    """One written shard: where it is, what it holds, its bytes per top-level column."""
-
-    path: Path  # final path
-    num_rows: int
-    file_bytes: int
-    column_bytes: dict[str, int]  # uncompressed bytes per top-level column
-
-    def uncompressed_bytes(self, cols: Iterable[str]) -> int:
-        return sum(self.column_bytes.get(c, 0) for c in cols)
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What a finished write produced: each config's shards and the per-video stats."""
-
-    out_dir: Path
-    split: str
-    config_shards: Mapping[str, tuple[ShardInfo, ...]]  # config -> its shards, in order
-    videos: tuple[VideoStats, ...]  # in written (video_id) order
-
-    @property
-    def num_rows(self) -> int:
-        return len(self.videos)
-
-    @property
-    def num_clips(self) -> int:
-        return sum(v.num_clips for v in self.videos)
-
-    @property
-    def has_shards(self) -> bool:
-        """False for a result projected from annotations (the repository's README), which
-        has statistics but no files to size or fingerprint."""
-        return any(self.config_shards.values())
-
-    def shards(self, config: str) -> tuple[ShardInfo, ...]:
-        return tuple(self.config_shards.get(config, ()))
-
-    def num_bytes(self, config: str) -> int:
-        """Uncompressed bytes of the config's columns: the split's ``num_bytes`` in the card."""
-        cols = columns(config)
-        return sum(s.uncompressed_bytes(cols) for s in self.shards(config))
-
-    def fingerprint(self) -> str:
-        """sha256 over every shard's bytes, in path order: identifies a build's content."""
-        digest = hashlib.sha256()
-        named = sorted(
-            (f"{shard_dir(config)}/{s.path.name}", s.path)
-            for config, shards in self.config_shards.items()
-            for s in shards
-        )
-        for name, path in named:
-            digest.update(name.encode() + b"\0")
-            with open(path, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-        return digest.hexdigest()
-
-    def download_size(self, config: str) -> int:
-        """Bytes of the files the config reads: what downloading the config fetches."""
-        return sum(s.file_bytes for s in self.shards(config))
-
-
-def video_row(video: ShuffledVideo) -> dict[str, Any]:
-    """The full (``video_text``) row of one video, clip bytes read from the work folder.
-
-    Clip names are ``clip_file_name(video_id, label)``: they name the shuffled label only.
-    """
-    entry = video.entry
-    vid = entry.video_id
-    n = len(video.clips)
-    if not (len(video.steps) == n == len(video.order)):
-        raise ValueError(
-            f"video {vid}: {n} clips, {len(video.steps)} steps and an order of "
-            f"{len(video.order)} labels; they must all be equal"
-        )
-    if sorted(video.order) != list(range(1, n + 1)):
-        raise ValueError(f"video {vid}: order {list(video.order)} is not a permutation of 1..{n}")
-    clips = []
-    for label, clip in enumerate(video.clips, start=1):
-        try:
-            data = Path(clip.path).read_bytes()
-        except OSError as exc:
-            raise ValueError(
-                f"video {vid}: cannot read clip {label} at {clip.path}: {exc}"
-            ) from None
-        if not data:
-            raise ValueError(f"video {vid}: clip {label} at {clip.path} is empty")
-        clips.append({"bytes": data, "path": clip_file_name(vid, label)})
-    clip_durations = [float(c.duration) for c in video.clips]
-    return {
-        VIDEO_ID: vid,
-        TASK: entry.task,
-        DOMAIN: entry.domain,
-        RECIPE_TYPE: entry.recipe_type,
-        COIN_SUBSET: entry.subset,
-        NUM_CLIPS: n,
-        DURATION: math.fsum(clip_durations),
-        CLIPS: clips,
-        CAPTIONS: [s.label for s in video.steps],
-        CLIP_DURATIONS: clip_durations,
-        ANSWER: {
-            "order": list(video.order),
-            "segments": [{"start": float(s.start), "end": float(s.end)} for s in video.steps],
-            "step_ids": [s.step_id for s in video.steps],
-        },
-    }
-
-
-def check_order(video_id: str, previous: str | None) -> None:
-    """Refuse a video that does not come strictly after ``previous``: every writer relies
-    on the pipeline's video-id order, which is part of the build's content."""
-    if previous is not None and video_id <= previous:
-        raise ValueError(
-            f"video {video_id}: videos must arrive sorted by video_id without duplicates "
-            f"(previous was {previous}); the shards' order is part of the build"
-        )
-
-
-def shard_info(path: Path) -> ShardInfo:
-    """A written shard's ShardInfo from its footer alone (no data pages are read)."""
-    meta = pq.ParquetFile(path).metadata
-    return ShardInfo(
-        path=Path(path),
-        num_rows=meta.num_rows,
-        file_bytes=Path(path).stat().st_size,
-        column_bytes=_column_bytes(meta),
-    )
-
-
-def _column_bytes(meta: pq.FileMetaData) -> dict[str, int]:
-    """Uncompressed bytes per top-level column, from the Parquet footer."""
-    out: dict[str, int] = {}
-    for rg in range(meta.num_row_groups):
-        group = meta.row_group(rg)
-        for ci in range(group.num_columns):
-            col = group.column(ci)
-            top = col.path_in_schema.split(".", 1)[0]
-            out[top] = out.get(top, 0) + col.total_uncompressed_size
-    return dict(sorted(out.items()))
-
-
-def parquet_options(features: Features, *, content_defined_chunking: bool = True) -> dict:
-    """The project's ``pq.ParquetWriter`` options for a table of ``features``: every shard
-    is written with these (see the module docstring for each choice).
-
-    Per leaf column, as datasets' own Parquet writer chooses: leaves of a column whose
-    feature embeds files (``List(Video())``) are PLAIN and uncompressed, the rest snappy with
-    dictionaries. ``content_defined_chunking=False`` exists for bench/dedup.py's baseline.
-    """
-    schema = features.arrow_schema
-    compression: dict[str, str] = {}
-    use_dictionary: list[str] = []
-    column_encoding: dict[str, str] = {}
-    for name, pa_type in zip(schema.names, schema.types, strict=True):
-        embed = require_storage_embed(features[name])
-        for leaf in _leaf_paths(name, pa_type):
-            compression[leaf] = "none" if embed else "snappy"
-            if embed:
-                column_encoding[leaf] = "PLAIN"
-            else:
-                use_dictionary.append(leaf)
-    return {
-        "compression": compression,
-        "use_dictionary": use_dictionary,
-        "column_encoding": column_encoding,
-        "write_page_index": True,
-        "write_page_checksum": True,  # `splice validate` verifies every page's CRC
-        "use_content_defined_chunking": (dict(CDC_OPTIONS) if content_defined_chunking else False),
-    }
-
-
-def _leaf_paths(path: str, pa_type: pa.DataType) -> list[str]:
-    """Parquet's leaf column paths (``clips.list.element.bytes``): the keys of per-column
-    writer options."""
-    if pa.types.is_struct(pa_type):
-        return [leaf for f in pa_type for leaf in _leaf_paths(f"{path}.{f.name}", f.type)]
-    if pa.types.is_list(pa_type) or pa.types.is_large_list(pa_type):
-        return _leaf_paths(f"{path}.list.element", pa_type.value_type)
-    return [path]
-
-
-def open_parquet_writer(
-    path: Path, features: Features, *, content_defined_chunking: bool = True
-) -> pq.ParquetWriter:
-    """A ParquetWriter for one shard, with the schema's ``huggingface`` metadata and the
-    project's options (``parquet_options``)."""
-    return pq.ParquetWriter(
-        path,
-        features.arrow_schema,
-        **parquet_options(features, content_defined_chunking=content_defined_chunking),
-    )
 
 
 class _ShardSeries:
@@ -513,14 +293,7 @@ __all__ = [
     "MAX_ROW_GROUP_BYTES",
     "MAX_SHARD_BYTES",
     "ROWS_PER_ROW_GROUP",
-    "ShardInfo",
     "ShardWriter",
     "TMP_PREFIX",
-    "WriteResult",
-    "check_order",
-    "open_parquet_writer",
-    "parquet_options",
-    "shard_info",
-    "video_row",
     "write_dataset",
 ]

@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import splice_dataset as schema
-from splice_build.output.write import MAX_SHARD_BYTES, check_order, video_row
+from splice_build.output.rows import check_order, video_row
+from splice_build.output.write import MAX_SHARD_BYTES
 from splice_build.records import ShuffledVideo
 
 _TAR_BLOCK = 512
@@ -59,7 +60,7 @@ def sample_key(video_id: str) -> str:
 def sample_members(video: ShuffledVideo) -> list[tuple[str, bytes]]:
     """``(member name, bytes)`` of one sample: the JSON first, then clips in label order.
 
-    The JSON is the Parquet writer's own row (``write.video_row``) with each clip replaced
+    The JSON is the Parquet writer's own row (``rows.video_row``) with each clip replaced
     by its field name, so the two formats cannot disagree on any column, the answer
     included; ``json["clips"][k - 1]`` is the field holding Video k.
     """

@@ -23,7 +23,7 @@ import shutil
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 
 from splice_build.errors import UserError
 from splice_build.records import (
+    CutSettings,
     DownloadOutcome,
     SkipVideo,
     SourceCandidates,
@@ -55,8 +56,9 @@ _PLACEHOLDERS = ("video_id", "recipe_type")
 class DownloadSettings:
     out: Path
     layout: str = "flat"
-    max_side: int = DEFAULT_MAX_SIDE
-    audio: bool = False
+    # The cut the sources are for: its cap on the short side picks the format, ``audio``
+    # whether sound is fetched, its coverage tolerance how whole a download must probe.
+    cut: CutSettings = field(default_factory=lambda: CutSettings(max_side=DEFAULT_MAX_SIDE))
     url_template: str = DEFAULT_URL_TEMPLATE
     cookies: Path | None = None
     rate_limit: int | None = None  # bytes per second, per worker
@@ -65,12 +67,13 @@ class DownloadSettings:
     backoff: float = 10.0  # seconds before the first retry; doubled for each further one
     timeout: float = 30.0  # seconds without data before a connection counts as stalled
     workers: int = 2
-    tolerance: float = probe.COVERAGE_TOLERANCE
     progress: bool = True
 
     def public(self) -> dict[str, Any]:
         """The settings as the report shows them: whether cookies were used, never which."""
-        data = {k: v for k, v in asdict(self).items() if k not in ("out", "cookies", "progress")}
+        skip = ("out", "cut", "cookies", "progress")
+        data = {k: v for k, v in asdict(self).items() if k not in skip}
+        data.update(max_side=self.cut.max_side, audio=self.cut.audio, tolerance=self.cut.tolerance)
         data["cookies"] = self.cookies is not None
         data["url_template"] = download_report.public_url(self.url_template)
         return data
@@ -228,7 +231,7 @@ class Fetcher:
         try:
             return self._fetch(entry)
         except Exception as err:
-            reason = _relative(f"{type(err).__name__}: {err}", self.settings)
+            reason = relative_reason(f"{type(err).__name__}: {err}", self.settings)
             return DownloadOutcome(
                 entry.video_id,
                 entry.recipe_type,
@@ -248,7 +251,7 @@ class Fetcher:
         broken: list[str] = []
         for rel in candidates.paths:
             try:
-                probe.probe(entry, s.out, s.tolerance, replace(candidates, paths=(rel,)))
+                probe.probe(entry, s.out, s.cut.tolerance, replace(candidates, paths=(rel,)))
             except SkipVideo:
                 broken.append(rel)
                 continue
@@ -300,7 +303,9 @@ class Fetcher:
                 merger = yt_dlp.postprocessor.FFmpegMergerPP(ydl)
 
                 def selector(ctx: dict[str, Any]):
-                    spec = choose_format(ctx["formats"], s.max_side, s.audio, merger.available)
+                    spec = choose_format(
+                        ctx["formats"], s.cut.max_side, s.cut.audio, merger.available
+                    )
                     if spec is None:
                         return iter(())
                     return ydl.build_format_selector(spec)(ctx)
@@ -308,11 +313,11 @@ class Fetcher:
                 ydl.format_selector = selector
                 info = ydl.extract_info(url, download=True)
         except yt_dlp.utils.DownloadError as err:
-            message = _relative(_clean_message(str(err.msg or err)), s)
+            message = relative_reason(_clean_message(str(err.msg or err)), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         except Exception as err:  # one video's surprise must not stop the others
-            message = _relative(_clean_message(f"{type(err).__name__}: {err}"), s)
+            message = relative_reason(_clean_message(f"{type(err).__name__}: {err}"), s)
             status, category = classify(message)
             return replace(outcome, status=status, category=category, reason=message)
         files = [Path(d["filepath"]) for d in (info or {}).get("requested_downloads", []) or []]
@@ -339,15 +344,19 @@ class Fetcher:
         staged = staging / outcome.file
         try:
             probed = probe.probe(
-                entry, staging, s.tolerance, SourceCandidates(entry.video_id, (outcome.file,), 1, 1)
+                entry,
+                staging,
+                s.cut.tolerance,
+                SourceCandidates(entry.video_id, (outcome.file,), 1, 1),
             )
         except SkipVideo as skip:
             staged.unlink()  # ours, and useless: a retry or the next run fetches it anew
+            why = relative_reason(skip.reason, s)
             return replace(
                 outcome,
                 status="unavailable",
                 category="other",
-                reason=f"the downloaded file does not probe whole: {_relative(skip.reason, s)}",
+                reason=f"the downloaded file does not probe whole: {why}",
                 file="",
             )
         folder = target_dir(s, entry)
@@ -400,7 +409,7 @@ def _describe(info: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _relative(reason: str, settings: DownloadSettings) -> str:
+def relative_reason(reason: str, settings: DownloadSettings) -> str:
     """A reason as the report may hold it: the output folder named ``<out>``, any other
     local path by its last part (`report.portable`, the build report's rule)."""
     return portable(reason, {"<out>": settings.out})
@@ -469,8 +478,8 @@ def check_settings(settings: DownloadSettings) -> None:
     """Every option checked before any work; each refusal names its option."""
     if settings.layout not in LAYOUTS:
         raise UserError(f"--layout must be one of {', '.join(LAYOUTS)}, got {settings.layout}")
-    if settings.max_side < 16:
-        raise UserError(f"--max-side must be at least 16, got {settings.max_side}")
+    if settings.cut.max_side < 16:
+        raise UserError(f"--max-side must be at least 16, got {settings.cut.max_side}")
     if settings.workers < 1:
         raise UserError(f"--workers must be at least 1, got {settings.workers}")
     for name, value in (
@@ -604,8 +613,7 @@ def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
     return DownloadSettings(
         out=args.out,
         layout=args.layout,
-        max_side=args.max_side,
-        audio=args.audio,
+        cut=CutSettings(max_side=args.max_side, audio=args.audio),
         url_template=args.url_template,
         cookies=args.cookies,
         rate_limit=args.rate_limit,

@@ -30,7 +30,7 @@ import shutil
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -456,7 +456,7 @@ def run_import(config: ImportConfig) -> ImportResult:
             "revision": revision,
             "annotations": config.annotations.name,
             "seed": config.seed,
-            "cut": asdict(config.cut),
+            "cut": config.cut.encoding(),
         },
         local_roots={"<release>": folder, "<out>": out, "<work>": work},
     )
@@ -610,7 +610,7 @@ def _finish(imported, scan, annotations, where, config, report, nothing) -> Impo
             annotations_file=config.annotations.name,
             annotations_sha256=annotations.sha256,
             seed=config.seed,
-            cut_settings=asdict(config.cut),
+            cut_settings=config.cut.encoding(),
             videos_in_annotations=len(report.videos),
             videos_included=len(report.included),
             videos_skipped=len(report.skipped),

@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -28,7 +28,9 @@ from tqdm.auto import tqdm
 import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.output import card, validate, write
+from splice_build.output.shards import WriteResult
 from splice_build.records import (
+    COVERAGE_TOLERANCE,
     MIN_FPS,
     MIN_SIDE,
     CutSettings,
@@ -43,7 +45,7 @@ from splice_build.running.executors import make_executor
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import WorkDir
 from splice_build.running.worker import VideoTask
-from splice_build.stages import probe, select, shuffle, sources
+from splice_build.stages import select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
 # adds WebDataset tar shards of the same rows for loaders that stream tar files.
@@ -66,7 +68,6 @@ class BuildConfig:
     ray_address: str | None = None
     format: str = "parquet"
     max_shard_bytes: int = write.MAX_SHARD_BYTES
-    tolerance: float = probe.COVERAGE_TOLERANCE
     validate: bool = True
     stand_in: bool = False  # the demo's rendered stand-ins, stated on the card
     progress: bool = True
@@ -143,12 +144,12 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         config.videos, [e.video_id for e in selection.selected]
     )
 
-    def render(written: write.WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
+    def render(written: WriteResult, sections: list[tuple[str, str]]) -> dict[str, str]:
         about = card.Provenance(
             annotations_file=config.annotations.name,
             annotations_sha256=annotations.sha256,
             seed=config.seed,
-            cut_settings=asdict(config.cut),
+            cut_settings=config.cut.encoding(),
             subset_size=config.subset_size,
             curation_file=config.curation.name if config.curation else None,
             videos_in_annotations=len(report.videos),
@@ -159,7 +160,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
             skipped_by_stage=report.skips_by_stage(),
             curation_sha256=_sha256(config.curation) if config.curation else None,
             download=downloaded,
-            tolerance=config.tolerance,
+            tolerance=config.cut.tolerance,
         )
         return {"README.md": card.render_card(written, about, extra_sections=sections)}
 
@@ -180,7 +181,7 @@ def finish_build(
     videos: Callable[[], Iterable[ShuffledVideo]],
     out: Path,
     report: BuildReport,
-    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
+    render: Callable[[WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     *,
     format: str = "parquet",
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
@@ -230,7 +231,7 @@ def _write_output(
     staging: Path,
     videos: Callable[[], Iterable[ShuffledVideo]],
     report: BuildReport,
-    render: Callable[[write.WriteResult, list[tuple[str, str]]], Mapping[str, str]],
+    render: Callable[[WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     format: str,
     max_shard_bytes: int,
 ) -> None:
@@ -270,7 +271,7 @@ def check_options(config: BuildConfig) -> None:
         ("--fps", cut.fps, cut.fps is None or MIN_FPS <= cut.fps < math.inf,
          f"at least {MIN_FPS:g} frame per second, so that every step (COIN's shortest "
          "lasts 1 s) keeps a frame and no frame outlasts its step"),
-        ("--tolerance", config.tolerance, 0 <= config.tolerance < math.inf,
+        ("--tolerance", cut.tolerance, 0 <= cut.tolerance < math.inf,
          "a number of seconds, not negative"),
         ("--workers", config.workers, config.workers is None or config.workers >= 1,
          "at least 1"),
@@ -341,9 +342,7 @@ def video_tasks(
 ) -> list[VideoTask]:
     """One task per video, carrying its source candidates from the driver's one index."""
     return [
-        VideoTask(
-            e, config.videos, work_root, config.cut, config.tolerance, index.lookup(e.video_id)
-        )
+        VideoTask(e, config.videos, work_root, config.cut, index.lookup(e.video_id))
         for e in entries
     ]
 
@@ -374,10 +373,10 @@ def _settings(config: BuildConfig) -> dict:
         "subset_size": config.subset_size,
         "limit": config.limit,
         "curation": config.curation.name if config.curation else None,
-        "cut": asdict(config.cut),
+        "cut": config.cut.encoding(),
         "format": config.format,
         "max_shard_bytes": config.max_shard_bytes,
-        "tolerance": config.tolerance,
+        "tolerance": config.cut.tolerance,
     }
 
 
@@ -421,7 +420,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tolerance",
         type=float,
-        default=probe.COVERAGE_TOLERANCE,
+        default=COVERAGE_TOLERANCE,
         help="seconds a source may fall short of the last segment's end",
     )
     parser.add_argument(
@@ -440,13 +439,12 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
         subset_size=args.subset_size,
         limit=args.limit,
         curation=args.curation,
-        cut=CutSettings(max_side=args.max_side, fps=args.fps),
+        cut=CutSettings(max_side=args.max_side, fps=args.fps, tolerance=args.tolerance),
         workers=args.workers,
         executor=args.executor,
         ray_address=args.ray_address,
         format=args.format,
         max_shard_bytes=args.max_shard_mb * 1_000_000,
-        tolerance=args.tolerance,
         validate=not args.no_validate,
         progress=not args.no_progress,
     )

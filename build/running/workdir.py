@@ -6,8 +6,8 @@ every clip. After an interruption (even SIGKILL) a rerun finds either a complete
 whose key matches and whose files are what the record says, which it reuses, or
 something else, which it redoes; a half-written temporary folder is never read.
 
-The key covers everything the clips depend on: the annotation entry, the cut settings,
-the coverage tolerance (it decides whether the video is cut at all), the cutter version
+The key covers everything the clips depend on: the annotation entry, the cut settings
+(their coverage tolerance too: it decides whether the video is cut at all), the cutter version
 and the source file, as its size and modification time. Not a hash of its content: on
 11,000 sources of tens of MB a hash means reading the whole collection on every run,
 resumes included (hundreds of GB), where a stat costs nothing; a replaced or
@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from splice_build.records import (
@@ -54,15 +54,17 @@ def candidates_stamp(videos_dir: Path, candidates: SourceCandidates) -> list[dic
     return [{"path": rel, **source_stamp(Path(videos_dir) / rel)} for rel in candidates.paths]
 
 
-def work_key(
-    entry: VideoEntry, settings: CutSettings, source: dict | list[dict], tolerance: float
-) -> str:
-    """What a cut depends on (see the module docstring)."""
+def work_key(entry: VideoEntry, settings: CutSettings, source: dict | list[dict]) -> str:
+    """What a cut depends on (see the module docstring).
+
+    The tolerance keeps its own place in the payload, beside the encoder's settings, as
+    before it joined `CutSettings`: the same inputs give the same key, so existing work
+    folders are reused, not cut again."""
     payload = json.dumps(
         {
             "entry": to_jsonable(entry),
-            "settings": asdict(settings),
-            "tolerance": tolerance,
+            "settings": settings.encoding(),
+            "tolerance": settings.tolerance,
             "source": source,
             "cutter": CUTTER_VERSION,
         },

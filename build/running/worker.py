@@ -28,7 +28,6 @@ class VideoTask:
     videos_dir: Path
     work_root: Path
     settings: CutSettings
-    tolerance: float = probe.COVERAGE_TOLERANCE
     sources: SourceCandidates | None = None  # from the driver's one index of videos_dir
 
 
@@ -57,17 +56,17 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
         note = ""
         candidates = task.sources or index_sources(task.videos_dir).lookup(entry.video_id)
         stamp = candidates_stamp(task.videos_dir, candidates)
-        key = work_key(entry, task.settings, stamp, task.tolerance)
+        key = work_key(entry, task.settings, stamp)
         if candidates.paths:
             found = work.lookup(entry.video_id, key)
             if found.video is not None:
                 return _ok(found.video, key)
             if found.damage:
                 note = f"video {entry.video_id}: work entry damaged ({found.damage}): cut again"
-        probed = probe.probe(entry, task.videos_dir, task.tolerance, candidates)
+        probed = probe.probe(entry, task.videos_dir, task.settings.tolerance, candidates)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
-        check_clips(video, task.tolerance)
+        check_clips(video, task.settings.tolerance)
         committed = work.commit(tmp, video, key)
         tmp = None
         return _ok(committed, key, note)

@@ -101,7 +101,19 @@ def clip_problems(
 ) -> list[str]:
     """What is wrong with one probed clip, against its ``segment`` (start, end), the end of
     the video's last segment, the duration ``recorded`` for it and the coverage
-    ``tolerance`` the build probed its source with."""
+    ``tolerance`` the build probed its source with (`CutSettings.tolerance`, seconds)."""
+    out = _format_problems(probe)
+    if segment is not None:
+        out += _segment_problems(probe, segment, last_end, tolerance, tolerance_frames)
+    # The cutter records a clip's duration as cut (frames / rate): exact, to rounding.
+    if recorded is not None and abs(probe.duration - recorded) > ROUNDING:
+        out.append(f"lasts {probe.duration:.4f} s but clip_durations says {recorded:.4f} s")
+    return out
+
+
+def _format_problems(probe: ClipProbe) -> list[str]:
+    """What the cutter promises of every clip whatever its segment: codec, size, time
+    from 0, no metadata or display matrix, at least the least size and rate."""
     out: list[str] = []
     if probe.codec != "h264" or probe.pix_fmt != "yuv420p":
         out.append(f"is {probe.codec}/{probe.pix_fmt}, not h264/yuv420p")
@@ -118,19 +130,27 @@ def clip_problems(
         out.append(f"frame rate {1 / probe.frame_duration:.3g} fps is under {MIN_FPS:g} fps")
     if probe.rotation:  # the cutter turns the pixels; a matrix would turn them again
         out.append(f"carries a display matrix (rotation {probe.rotation}): players turn it")
-    allowed = tolerance_frames * probe.frame_duration + ROUNDING
-    if segment is not None:
-        start, end = segment
-        length = end - start
-        # The part of the segment the source may lack (it ends inside the tolerance).
-        missing = min(length, max(0.0, end - (last_end - tolerance)))
-        if not length - missing - allowed <= probe.duration <= length + allowed:
-            short = f", or {missing:.3f} s less where the source may end" if missing else ""
-            out.append(
-                f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
-                f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s{short})"
-            )
-    # The cutter records a clip's duration as cut (frames / rate): exact, to rounding.
-    if recorded is not None and abs(probe.duration - recorded) > ROUNDING:
-        out.append(f"lasts {probe.duration:.4f} s but clip_durations says {recorded:.4f} s")
     return out
+
+
+def _segment_problems(
+    probe: ClipProbe,
+    segment: tuple[float, float],
+    last_end: float,
+    tolerance: float,
+    tolerance_frames: float,
+) -> list[str]:
+    """A clip lasts its segment to ``tolerance_frames`` frames, but may lack the part of
+    it past where the source may end (``tolerance`` before ``last_end``)."""
+    allowed = tolerance_frames * probe.frame_duration + ROUNDING
+    start, end = segment
+    length = end - start
+    # The part of the segment the source may lack (it ends inside the tolerance).
+    missing = min(length, max(0.0, end - (last_end - tolerance)))
+    if length - missing - allowed <= probe.duration <= length + allowed:
+        return []
+    short = f", or {missing:.3f} s less where the source may end" if missing else ""
+    return [
+        f"lasts {probe.duration:.3f} s but its segment lasts {length:.3f} s "
+        f"(more than {tolerance_frames:g} frame of {probe.frame_duration:.4f} s{short})"
+    ]

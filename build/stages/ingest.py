@@ -162,12 +162,7 @@ def parse_database(database: Mapping[str, Any]) -> tuple[list[VideoEntry], list[
 
 def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
     """One COIN entry as a VideoEntry; raises _Invalid with the reason."""
-    if not _VIDEO_ID.fullmatch(video_id):
-        raise _Invalid(f"video id {video_id!r} is not a YouTube id (letters, digits, - and _)")
-    if len(video_id) > MAX_VIDEO_ID:
-        raise _Invalid(
-            f"video id of {len(video_id)} characters is not a YouTube id (at most {MAX_VIDEO_ID})"
-        )
+    _check_video_id(video_id)
     if not isinstance(raw, dict):
         raise _Invalid(f"entry is {_kind(raw)}, expected an object")
     _no_duplicate_fields(raw, "")
@@ -186,6 +181,31 @@ def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
     if not subset:
         raise _Invalid("subset: empty string")
 
+    task = _task(name, recipe_type, tax)
+    steps = _steps(raw["annotation"], task, duration)
+    return VideoEntry(
+        video_id=video_id,
+        task=task.name,
+        domain=task.domain,
+        recipe_type=recipe_type,
+        subset=subset,
+        duration=duration,
+        video_url=video_url,
+        steps=steps,
+    )
+
+
+def _check_video_id(video_id: str) -> None:
+    if not _VIDEO_ID.fullmatch(video_id):
+        raise _Invalid(f"video id {video_id!r} is not a YouTube id (letters, digits, - and _)")
+    if len(video_id) > MAX_VIDEO_ID:
+        raise _Invalid(
+            f"video id of {len(video_id)} characters is not a YouTube id (at most {MAX_VIDEO_ID})"
+        )
+
+
+def _task(name: str, recipe_type: int, tax: taxonomy.Taxonomy) -> taxonomy.TaskInfo:
+    """The task of an entry's ``class``, which its ``recipe_type`` must agree with."""
     try:
         task = tax.task(name)
     except KeyError:
@@ -197,8 +217,11 @@ def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
             f"recipe_type {recipe_type} {known}, but class {name!r} is "
             f"recipe_type {task.recipe_type}"
         )
+    return task
 
-    annotation = raw["annotation"]
+
+def _steps(annotation: Any, task: taxonomy.TaskInfo, duration: float) -> tuple[Step, ...]:
+    """An entry's annotation as its steps, each valid and in chronological order."""
     if not isinstance(annotation, list):
         raise _Invalid(f"annotation is {_kind(annotation)}, expected a list")
     steps = tuple(_step(i, a, task, duration) for i, a in enumerate(annotation))
@@ -210,16 +233,7 @@ def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
             raise _Invalid(f"{here} starts before {there}: steps not in chronological order")
         if cur.start < prev.end:
             raise _Invalid(f"{here} overlaps {there}")
-    return VideoEntry(
-        video_id=video_id,
-        task=task.name,
-        domain=task.domain,
-        recipe_type=recipe_type,
-        subset=subset,
-        duration=duration,
-        video_url=video_url,
-        steps=steps,
-    )
+    return steps
 
 
 def _step(index: int, raw: Any, task: taxonomy.TaskInfo, duration: float) -> Step:
@@ -233,16 +247,7 @@ def _step(index: int, raw: Any, task: taxonomy.TaskInfo, duration: float) -> Ste
             f"{where}: missing field{'s' if len(missing) > 1 else ''} " + ", ".join(missing)
         )
 
-    step_id = _step_id(raw["id"], f"{where}.id")
-    expected = task.step_label(step_id)
-    if expected is None:
-        raise _Invalid(f"{where}.id {step_id}: not a step of task {task.name!r}")
-    label = raw["label"]
-    if not isinstance(label, str):
-        raise _Invalid(f"{where}.label is {_kind(label)}, expected a string")
-    if label != expected:
-        raise _Invalid(f"{where}.label {label!r}: the taxonomy calls step {step_id} {expected!r}")
-
+    step_id, label = _step_label(raw, where, task)
     segment = raw["segment"]
     if not isinstance(segment, list) or len(segment) != 2:
         raise _Invalid(f"{where}.segment {segment!r}: expected [start, end]")
@@ -262,6 +267,20 @@ def _step(index: int, raw: Any, task: taxonomy.TaskInfo, duration: float) -> Ste
             f"(tolerance {SEGMENT_TOLERANCE} s)"
         )
     return step
+
+
+def _step_label(raw: dict, where: str, task: taxonomy.TaskInfo) -> tuple[int, str]:
+    """A step's id and label, which must be a step of its task, named as the taxonomy does."""
+    step_id = _step_id(raw["id"], f"{where}.id")
+    expected = task.step_label(step_id)
+    if expected is None:
+        raise _Invalid(f"{where}.id {step_id}: not a step of task {task.name!r}")
+    label = raw["label"]
+    if not isinstance(label, str):
+        raise _Invalid(f"{where}.label is {_kind(label)}, expected a string")
+    if label != expected:
+        raise _Invalid(f"{where}.label {label!r}: the taxonomy calls step {step_id} {expected!r}")
+    return step_id, label
 
 
 def _check_span(raw: dict, duration: float) -> None:

@@ -17,6 +17,7 @@ import av.container
 import av.stream
 
 from splice_build.records import (
+    COVERAGE_TOLERANCE,
     MIN_FPS,
     MIN_SIDE,
     ProbedVideo,
@@ -35,11 +36,6 @@ from splice_build.stages.frames import (
 )
 from splice_build.stages.sources import index_sources, not_found_reason
 
-# Seconds a source may fall short of its last step's end: COIN marks most times in whole
-# seconds, so a segment ending up to a second after the file's last frame is still whole
-# (the build's ``--tolerance`` default).
-COVERAGE_TOLERANCE = 1.0
-
 
 def probe(
     entry: VideoEntry,
@@ -47,7 +43,8 @@ def probe(
     tolerance: float = COVERAGE_TOLERANCE,
     candidates: SourceCandidates | None = None,
 ) -> ProbedVideo:
-    """Check that the source of one entry opens and covers its last step (within tolerance).
+    """Check that the source of one entry opens and covers its last step, to within
+    ``tolerance`` seconds (`CutSettings.tolerance`).
 
     ``candidates`` come from the build's one index of the folder (without them the folder is
     walked here). They are tried in order: a broken ``<id>.mp4`` left by a failed merge must

@@ -120,6 +120,7 @@ def select(
     if isinstance(curation, str | Path):
         curation = load_curation(curation)
     curation = curation or {}
+    steps = range(min_steps, max_steps + 1)
 
     by_id: dict[str, VideoEntry] = {}
     for entry in entries:
@@ -127,32 +128,64 @@ def select(
             raise ValueError(f"video {entry.video_id} given twice to select")
         by_id[entry.video_id] = entry
 
-    dropped: dict[str, str] = {}
-    for vid, entry in by_id.items():
-        if not min_steps <= entry.num_steps <= max_steps:
-            dropped[vid] = f"{entry.num_steps} steps, outside {min_steps}..{max_steps}"
-        elif vid in curation and curation[vid].decision == "exclude":
-            dropped[vid] = f"curation exclude (line {curation[vid].line}): {curation[vid].reason}"
-
+    dropped = _steps_and_exclusions(by_id, steps, curation)  # rules 1 and 2
     if subset_size is not None:
-        eligible = sorted(
-            (v for v, e in by_id.items() if min_steps <= e.num_steps <= max_steps),
-            key=lambda v: subset_rank(seed, v),
-        )
-        for vid in eligible[subset_size:]:
-            decision = curation.get(vid)
-            if vid not in dropped and not (decision and decision.decision == "include"):
-                dropped[vid] = (
-                    f"not drawn in the seeded subset of {subset_size} (seed {seed}) "
-                    f"from {len(eligible)} videos with {min_steps}..{max_steps} steps"
-                )
-
+        _draw(by_id, steps, subset_size, seed, curation, dropped)
     kept = sorted(v for v in by_id if v not in dropped)
     if limit is not None:
         for vid in kept[limit:]:
             dropped[vid] = f"beyond --limit {limit}"
         kept = kept[:limit]
+    return Selection(
+        selected=[by_id[v] for v in kept],
+        skips=[Skip(v, STAGE, dropped[v]) for v in sorted(dropped)],
+        warnings=_curation_warnings(by_id, steps, curation, dropped),
+    )
 
+
+def _steps_and_exclusions(
+    by_id: Mapping[str, VideoEntry], steps: range, curation: Mapping[str, CurationDecision]
+) -> dict[str, str]:
+    """Rules 1 and 2: video id -> why it is dropped, for the videos they drop."""
+    dropped: dict[str, str] = {}
+    for vid, entry in by_id.items():
+        if entry.num_steps not in steps:
+            dropped[vid] = f"{entry.num_steps} steps, outside {steps[0]}..{steps[-1]}"
+        elif vid in curation and curation[vid].decision == "exclude":
+            dropped[vid] = f"curation exclude (line {curation[vid].line}): {curation[vid].reason}"
+    return dropped
+
+
+def _draw(
+    by_id: Mapping[str, VideoEntry],
+    steps: range,
+    subset_size: int,
+    seed: int,
+    curation: Mapping[str, CurationDecision],
+    dropped: dict[str, str],
+) -> None:
+    """Rule 3: add to ``dropped`` the videos the seeded subset leaves out (a curation
+    ``include`` keeps its video; one dropped already keeps its first reason)."""
+    eligible = sorted(
+        (v for v, e in by_id.items() if e.num_steps in steps),
+        key=lambda v: subset_rank(seed, v),
+    )
+    for vid in eligible[subset_size:]:
+        decision = curation.get(vid)
+        if vid not in dropped and not (decision and decision.decision == "include"):
+            dropped[vid] = (
+                f"not drawn in the seeded subset of {subset_size} (seed {seed}) "
+                f"from {len(eligible)} videos with {steps[0]}..{steps[-1]} steps"
+            )
+
+
+def _curation_warnings(
+    by_id: Mapping[str, VideoEntry],
+    steps: range,
+    curation: Mapping[str, CurationDecision],
+    dropped: Mapping[str, str],
+) -> list[str]:
+    """Curation rows that changed nothing: ids not ingested, includes outside the steps."""
     warnings: list[str] = []
     for d in sorted(curation.values(), key=lambda d: d.line):
         entry = by_id.get(d.video_id)
@@ -161,15 +194,11 @@ def select(
                 f"curation line {d.line}: {d.video_id} ({d.decision}) is not among the "
                 "ingested videos"
             )
-        elif d.decision == "include" and not min_steps <= entry.num_steps <= max_steps:
+        elif d.decision == "include" and entry.num_steps not in steps:
             warnings.append(
                 f"curation line {d.line}: include of {d.video_id} ignored: {dropped[d.video_id]}"
             )
-    return Selection(
-        selected=[by_id[v] for v in kept],
-        skips=[Skip(v, STAGE, dropped[v]) for v in sorted(dropped)],
-        warnings=warnings,
-    )
+    return warnings
 
 
 def select_annotations(

@@ -1,0 +1,62 @@
+"""``splice validate DIR`` (stage 8): reopen a built folder and check everything a user relies on.
+
+Checks, each reported as a ``Problem`` naming the file, row, video and column:
+
+- Layout: one folder per config (``splice_dataset.shard_dir``), shards named
+  ``{split}-{i:05d}-of-{n:05d}.parquet`` with no gap, no leftover temporary shard; each
+  shard's columns are exactly its config's (the Hub's viewer casts every column of a file
+  to the config's features), and its ``huggingface`` schema metadata restores exactly
+  ``splice_dataset.features``.
+- Rows: ``num_clips`` within 2..7 and equal to the lengths of clips, captions, clip
+  durations and every ``answer`` list; ``answer.order`` a permutation of 1..n that agrees
+  with ``answer.segments`` (the label of the earliest segment comes first); segments
+  non-empty and non-overlapping; ``duration`` the sum of ``clip_durations``.
+- Clips: every clip is an mp4 that decodes with PyAV (every frame, unless ``quick``), H.264,
+  yuv420p, even size, at least ``MIN_SIDE`` px on its short side and ``MIN_FPS`` frames per
+  second; its duration matches its segment and its ``clip_durations`` entry to a frame (see
+  ``TOLERANCE``).
+- Order leaks outside ``answer``: clip file names other than ``clip_file_name(video_id,
+  label)``; clips whose timestamps do not start at 0 (they would carry source times); mp4
+  metadata beyond the muxer's own keys (``creation_time``, comments, titles... could carry
+  source times or positions); ``video`` and ``text`` rows that disagree with the
+  ``video_text`` shards (the one config holding every column, checked in full); and a
+  build where every video's labels are in chronological order (no shuffle). Captions and
+  clip durations are aligned with the labels, so they are not leaks by themselves.
+- Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
+  their columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
+  with the shards.
+- Bytes: every Parquet page's CRC is verified (the writer stores them), and the sha256 of
+  the shards is recomputed and compared with the one the card recorded, so a flipped byte
+  anywhere in a shard fails validation (and ``publish``), even one inside a clip that
+  would still decode.
+
+Duration tolerance: the clips are checked by ``splice_build.stages.clipcheck``, the rule the
+cutter's workers apply before committing a cut: a clip lasts its segment within
+``tolerance_frames`` (default 1) frame durations of its own rate, plus 0.1 ms for the
+rounding of times, except that a segment ending within the build's coverage tolerance
+(``splice_build.tolerance`` on the card) of the video's last end may lack that part: the
+source may end there, and the clip then ends with its last frame.
+
+The checks live in modules named for their part: ``layout`` (shard names, schemas,
+reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
+``clipcheck`` or an import's manifest), ``full_config`` (the full config's rows, checked in
+full), ``projections`` (the other configs' rows against them), ``card_checks`` (the card,
+its Table 1 and the shards' sha256), ``folder`` (the whole folder, in that order) and
+``command`` (``splice validate``).
+"""
+
+from splice_build.output.validate.command import add_arguments, run
+from splice_build.output.validate.folder import validate, validate_report
+from splice_build.output.validate.problems import Problem, ValidationReport
+from splice_build.stages.clipcheck import ClipProbe, probe_clip
+
+__all__ = [
+    "ClipProbe",
+    "Problem",
+    "ValidationReport",
+    "add_arguments",
+    "probe_clip",
+    "run",
+    "validate",
+    "validate_report",
+]

@@ -1,0 +1,112 @@
+"""The full config's rows (``video_text``, every column), checked in full: each row's own
+invariants and its clips, one video id per row, every video of an import's manifest
+present, and the labels shuffled. What they held stays behind, small, for the checks of
+the other configs and of the card."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from splice_build.output.shards import ShardInfo, shard_info
+from splice_build.output.stats import VideoStats
+from splice_build.output.validate.clips import ClipRule, check_clips
+from splice_build.output.validate.layout import check_schema, open_shard, shard_rows
+from splice_build.output.validate.problems import Problem
+from splice_build.output.validate.rows import check_row
+from splice_build.remote.release_manifest import MANIFEST, ReleaseManifest
+from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
+
+# Below this probability of every video being in chronological order by chance, the build
+# is reported as unshuffled.
+UNSHUFFLED_P = 1e-6
+
+
+@dataclass
+class FullRows:
+    """What the full config's shards held, kept while they are read."""
+
+    seen: dict[str, dict[str, bytes]] = field(default_factory=dict)  # id -> column -> digest
+    videos: list[VideoStats] = field(default_factory=list)  # in row order
+    infos: list[ShardInfo] = field(default_factory=list)  # the shards that opened
+    clips: int = 0
+    identity_p: float = 1.0  # probability that every order so far is chronological by chance
+    all_identity: bool = True  # every order so far is 1..n
+
+    def add(self, vid: str, row: dict[str, Any]) -> None:
+        self.seen[vid] = {c: digest(row.get(c)) for c in columns(FULL_CONFIG)}
+        n = row.get(NUM_CLIPS) or 0
+        self.clips += len(row.get(CLIPS) or [])
+        order = (row.get(ANSWER) or {}).get("order") or []
+        self.all_identity = self.all_identity and list(order) == list(range(1, n + 1))
+        self.identity_p /= math.factorial(max(n, 0))
+        self.videos.append(VideoStats.from_row(row))
+
+
+def digest(value: Any) -> bytes:
+    """A cell's value as a short digest: what the other configs' rows are compared by,
+    so that only 32 bytes per column of every video stay in memory."""
+    return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+
+
+def check_full_config(
+    paths: list[Path],
+    rule: ClipRule,
+    manifest: ReleaseManifest | None,
+    problems: list[Problem],
+) -> FullRows:
+    """Check the full config's shards, adding to ``problems`` in the order found."""
+    rows = FullRows()
+    folder = shard_dir(FULL_CONFIG)
+    for path in paths:
+        rel = f"{folder}/{path.name}"
+        pf = open_shard(rel, path, problems)
+        if pf is None:
+            continue
+        problems += check_schema(rel, pf, FULL_CONFIG)
+        rows.infos.append(shard_info(path))
+        for i, row in shard_rows(rel, pf, problems):
+            problems += _check_full_row(rel, i, row, rule, manifest, rows)
+    for vid in sorted(set(manifest.clips) - set(rows.seen)) if manifest else ():
+        problems.append(Problem(MANIFEST, "video not in the clip shards", video_id=vid))
+    if rows.videos and rows.all_identity and rows.identity_p < UNSHUFFLED_P:
+        problems.append(
+            Problem(
+                folder,
+                "every video's clips are labelled in chronological order "
+                f"(chance {rows.identity_p:.1e}): the labels give the order away",
+                column=f"{ANSWER}.order",
+            )
+        )
+    return rows
+
+
+def _check_full_row(
+    rel: str,
+    i: int,
+    row: dict[str, Any],
+    rule: ClipRule,
+    manifest: ReleaseManifest | None,
+    rows: FullRows,
+) -> list[Problem]:
+    """The problems of row ``i`` of shard ``rel``, which is then kept in ``rows``."""
+    vid = row.get(VIDEO_ID)
+    if not vid or not isinstance(vid, str):
+        return [Problem(rel, "no video_id", row=i, column=VIDEO_ID)]
+    problems = []
+    if vid in rows.seen:
+        problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
+    found = check_row(row)
+    imported = None
+    if manifest is not None:
+        imported = manifest.clips.get(vid, ())
+        if vid not in manifest.clips:
+            found.append((VIDEO_ID, f"not in {MANIFEST}"))
+    found += check_clips(row, rule, imported)
+    problems += [Problem(rel, what, i, vid, col) for col, what in found]
+    rows.add(vid, row)
+    return problems

@@ -1,0 +1,45 @@
+"""What ``splice validate`` reports: each problem with where it is, and the folder's totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a built folder, and where."""
+
+    file: str  # path relative to the build folder
+    what: str
+    row: int | None = None  # row index within the file
+    video_id: str | None = None
+    column: str | None = None
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.video_id is not None:
+            where.append(f"video {self.video_id}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
+        return f"{', '.join(where)}: {self.what}"
+
+
+@dataclass
+class ValidationReport:
+    problems: list[Problem] = field(default_factory=list)
+    videos: int = 0
+    clips: int = 0
+    shards: dict[str, int] = field(default_factory=dict)  # config -> shard count
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{n} {config}" for config, n in self.shards.items())
+        return (
+            f"OK: {self.videos} videos, {self.clips} clips; shards: {counts}; every clip "
+            "decodes, answers are permutations, no order leak found, the card matches"
+        )
