@@ -195,7 +195,8 @@ def _card_configs(readme: Path, uploaded: set[str]) -> tuple[list[Any], str]:
 
 
 def _check_data_files(readme: Path, name: str, value: object, uploaded: set[str]) -> list[str]:
-    """One config's data_files: well formed, and every pattern matching an uploaded file."""
+    """Problems with one config's data_files: a pattern that matches only local files
+    fails on the Hub, so each must match a file that is uploaded."""
     try:
         splits = _data_files(value)
     except (TypeError, ValueError) as e:  # what load_dataset itself would refuse
