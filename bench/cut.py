@@ -311,23 +311,40 @@ def main() -> int:
     print(f"generating the source: bikes.mp4 at {SIZE[0]}x{SIZE[1]}, {args.loops * 10} s ...")
     src = make_source(work / f"bikes{SIZE[1]}x{args.loops}.mp4", args.loops)
     segments = segments_for(args.loops)
-    want = expected_counts(src, segments)
     seconds = sum(e - s for s, e in segments)
     print(f"source: {src} ({args.loops * 10} s, {FPS} fps, keyframe every {KEYINT} frames)")
     print(f"segments: {len(segments)}, {seconds:.1f} s of clips, short side -> {MAX_SIDE} px")
     print()
 
-    cores = os.cpu_count() or 1
+    cutter, rates = compare_with_ffmpeg(src, segments, work, args.repeat)
+    print()
+    builds = compare_workers(src, args.sources, work, cutter)
+    print()
+    print_limits(cutter, rates, builds, seconds)
+    print()
+    print_check_costs(verification_costs(src, segments, work), len(segments))
+    if args.cache is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def compare_with_ffmpeg(
+    src: Path, segments: list[tuple[float, float]], work: Path, repeat: int
+) -> tuple[tuple, dict[str, tuple[float, float]]]:
+    """The cutter's best run, and ffmpeg's rate and CPU seconds per way of calling it."""
+    want = expected_counts(src, segments)
+    seconds = sum(e - s for s, e in segments)
     ffmpeg = shutil.which("ffmpeg")
     if ffmpeg is None:
         print("ffmpeg : not installed, comparison skipped (apt-get install -y ffmpeg)")
     cutter_runs, literal_runs, fair_runs = [], [], []
-    for _ in range(args.repeat):  # alternate, keep the best: the machine may be shared
+    for _ in range(repeat):  # alternate, keep the best: the machine may be shared
         cutter_runs.append(run_cutter(src, segments, work))
         if ffmpeg is not None:
             literal_runs.append(run_ffmpeg(ffmpeg, src, segments, work))
             fair_runs.append(run_ffmpeg(ffmpeg, src, segments, work, fair=True))
-    wall, clip_s, counts, peak, base, cpu, critical = best(cutter_runs)
+    cutter = best(cutter_runs)
+    wall, clip_s, counts, _peak, _base, cpu, _critical = cutter
     cutter_rate = clip_s / wall
     exact = "yes" if counts == want else f"NO {counts} vs {want}"
     print(
@@ -349,21 +366,25 @@ def main() -> int:
     if rates:
         ratios = ", ".join(f"{name} {cutter_rate / r:.2f}x" for name, (r, _) in rates.items())
         print(
-            f"speed ratio cutter/ffmpeg: {ratios} (target >= 1.3x; best of {args.repeat} "
+            f"speed ratio cutter/ffmpeg: {ratios} (target >= 1.3x; best of {repeat} "
             f"alternating runs each; fair = ffmpeg also with x264 mbtree=0)"
         )
-    print()
+    return cutter, rates
 
+
+def compare_workers(src: Path, count: int, work: Path, cutter: tuple) -> dict[bool, dict]:
+    """Small builds with 1 and 2 workers, under the pipeline's thread rule and single-threaded."""
+    _wall, _clip_s, _counts, peak, base, _cpu, _critical = cutter
     print(
-        f"small build: {args.sources} sources x 20 s, 3 steps each, probe + cut in a "
-        f"process pool, {cores} cores"
+        f"small build: {count} sources x 20 s, 3 steps each, probe + cut in a "
+        f"process pool, {os.cpu_count() or 1} cores"
     )
     builds = {}
     for single, how in (
         (False, "pipeline's rule, cores // workers threads per worker"),
         (True, "single-threaded workers, 1 thread whatever the workers"),
     ):
-        times = builds[single] = build_speedup(src, args.sources, work, single_threaded=single)
+        times = builds[single] = build_speedup(src, count, work, single_threaded=single)
         (w1, c1, *_), (w2, c2, *_) = times[1], times[2]
         print(
             f"  {how}: 1 worker {w1:5.2f} s ({c1 / w1:4.2f} cores), 2 workers {w2:5.2f} s "
@@ -374,10 +395,16 @@ def main() -> int:
         f"peak RSS of a worker: {peak:.0f} MB cutting the long source alone, {build_peak:.0f} MB "
         f"in the small builds (target < 300 MB); {base:.0f} MB of it is the worker's imports"
     )
-    print()
+    return builds
 
-    # What the cores allow, from CPU seconds: no schedule beats total CPU / cores, and a
-    # busy machine only makes ffmpeg look slower, so these are upper bounds for the cutter.
+
+def print_limits(
+    cutter: tuple, rates: dict[str, tuple[float, float]], builds: dict[bool, dict], seconds: float
+) -> None:
+    """What the cores allow, from CPU seconds: no schedule beats total CPU / cores, and a
+    busy machine only makes ffmpeg look slower, so these are upper bounds for the cutter."""
+    _wall, clip_s, _counts, _peak, _base, cpu, critical = cutter
+    cores = os.cpu_count() or 1
     per_video_s = cpu / clip_s
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"limits on {cores} cores, from CPU seconds (wall times above ran at load {load}):")
@@ -401,12 +428,13 @@ def main() -> int:
         f"the pipeline's rule it keeps {c1 / k1:.2f} busy in the small build: at most "
         f"{k1 * cores / c2:.2f}x"
     )
-    print()
 
-    costs = verification_costs(src, segments, work)
+
+def print_check_costs(costs: dict[str, float], clips: int) -> None:
+    """What the checks around a cut cost, against the cut itself."""
     added = costs["clip check"] + costs["clip sha256"] + costs["source stat"]
     print(
-        f"checks per video ({len(segments)} clips, {costs['clip bytes'] / 1e6:.1f} MB; "
+        f"checks per video ({clips} clips, {costs['clip bytes'] / 1e6:.1f} MB; "
         f"source {costs['source bytes'] / 1e6:.1f} MB), against cutting it in "
         f"{costs['cut']:.2f} s ({costs['cut_cpu']:.2f} s CPU):"
     )
@@ -427,9 +455,6 @@ def main() -> int:
         f"({costs['source bytes'] / costs['source sha256'] / 1e6:.0f} MB/s, from the page "
         "cache), paid by every run including resumes, against a stat"
     )
-    if args.cache is None:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

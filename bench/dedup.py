@@ -77,26 +77,36 @@ def _skip(buf: bytes, pos: int, kind: int) -> int:
         size, pos = _varint(buf, pos)
         return pos + size
     if kind in (9, 10):
-        head = buf[pos]
-        pos += 1
-        size, elem = head >> 4, head & 0x0F
-        if size == 15:
-            size, pos = _varint(buf, pos)
-        for _ in range(size):
-            pos = pos + 1 if elem in (1, 2) else _skip(buf, pos, elem)
-        return pos
+        return _skip_list(buf, pos)
     if kind == 11:
-        size, pos = _varint(buf, pos)
-        if size:
-            types = buf[pos]
-            pos += 1
-            for _ in range(size):
-                pos = _skip(buf, pos, types >> 4)
-                pos = _skip(buf, pos, types & 0x0F)
-        return pos
+        return _skip_map(buf, pos)
     if kind == 12:
         return _struct(buf, pos)[1]
     raise ValueError(f"unknown Thrift compact type {kind}")
+
+
+def _skip_list(buf: bytes, pos: int) -> int:
+    """Skip a Thrift compact list or set (its bools take a byte each, unlike a field's)."""
+    head = buf[pos]
+    pos += 1
+    size, elem = head >> 4, head & 0x0F
+    if size == 15:
+        size, pos = _varint(buf, pos)
+    for _ in range(size):
+        pos = pos + 1 if elem in (1, 2) else _skip(buf, pos, elem)
+    return pos
+
+
+def _skip_map(buf: bytes, pos: int) -> int:
+    """Skip a Thrift compact map (an empty one has no key/value type byte)."""
+    size, pos = _varint(buf, pos)
+    if size:
+        types = buf[pos]
+        pos += 1
+        for _ in range(size):
+            pos = _skip(buf, pos, types >> 4)
+            pos = _skip(buf, pos, types & 0x0F)
+    return pos
 
 
 def _struct(buf: bytes, pos: int) -> tuple[dict[int, int], int]:

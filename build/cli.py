@@ -23,7 +23,7 @@ from splice_build.errors import USAGE_EXIT, UserError
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "download": (
-        "splice_build.remote.download",
+        "splice_build.remote.download.command",
         "fetch the source videos a build selects (yt-dlp)",
     ),
     "build": (

@@ -178,115 +178,119 @@ class FakeOpenAIServer:
 
 
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    """A handler class bound to ``server`` (http.server makes one handler per request and
+    owns its ``self.server``, so the fake travels as a class attribute)."""
+    return type("Handler", (_Handler,), {"fake": server})
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass  # keep pytest output clean
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if self.path != CHAT_PATH:
-                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
-                return
-            try:
-                body = json.loads(raw)
-            except json.JSONDecodeError:
-                self._send_json(400, {"error": {"message": "body is not JSON"}})
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            request = server._record(self.path, headers, body)
-            if request is None:
-                self._send_json(503, {"error": {"message": "fake server request budget spent"}})
-                return
-            with server._lock:
-                server.in_flight += 1
-                server.max_in_flight = max(server.max_in_flight, server.in_flight)
-            try:
-                self._answer(request, body)
-            finally:
-                with server._lock:
-                    server.in_flight -= 1
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    fake: FakeOpenAIServer  # set by _make_handler
 
-        def _answer(self, request: Request, body: dict[str, Any]) -> None:
-            reply = server.script(request)
-            if reply.delay > 0 and server._stopping.wait(min(reply.delay, server.max_delay)):
-                return  # shutting down: drop the connection
-            if reply.body is not None or reply.drip or reply.stall:
-                self._send_raw(reply)
-                return
-            if reply.status != 200:
-                message = f"scripted {reply.status}"
-                if reply.echo_headers:
-                    message += f" for request headers {dict(self.headers.items())}"
-                payload = {"error": {"message": message, "type": "scripted"}}
-                self._send_json(reply.status, payload, reply.headers)
-                return
-            usage = {
-                "prompt_tokens": reply.prompt_tokens,
-                "completion_tokens": reply.completion_tokens,
-                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-            }
-            completion = {
-                "id": f"chatcmpl-{request.key}-{request.attempt}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", ""),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": reply.content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": usage,
-            }
-            self._send_json(200, completion, reply.headers)
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # keep pytest output clean
 
-        def _send_raw(self, reply: Reply) -> None:
-            data = (
-                reply.body
-                if reply.body is not None
-                else json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply.content}}]}
-                ).encode("utf-8")
-            )
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.flush()
-                if reply.stall:
-                    server._stopping.wait()
-                    return
-                if not reply.drip:
-                    self.wfile.write(data)
-                    return
-                for k in range(len(data)):
-                    self.wfile.write(data[k : k + 1])
-                    self.wfile.flush()
-                    if server._stopping.wait(reply.drip):
-                        return
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path != CHAT_PATH:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send_json(400, {"error": {"message": "body is not JSON"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = self.fake._record(self.path, headers, body)
+        if request is None:
+            self._send_json(503, {"error": {"message": "fake server request budget spent"}})
+            return
+        with self.fake._lock:
+            self.fake.in_flight += 1
+            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
+        try:
+            self._answer(request, body)
+        finally:
+            with self.fake._lock:
+                self.fake.in_flight -= 1
 
-        def _send_json(
-            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-        ) -> None:
-            data = json.dumps(payload).encode("utf-8")
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
+    def _answer(self, request: Request, body: dict[str, Any]) -> None:
+        reply = self.fake.script(request)
+        if reply.delay > 0 and self.fake._stopping.wait(min(reply.delay, self.fake.max_delay)):
+            return  # shutting down: drop the connection
+        if reply.body is not None or reply.drip or reply.stall:
+            self._send_raw(reply)
+            return
+        if reply.status != 200:
+            message = f"scripted {reply.status}"
+            if reply.echo_headers:
+                message += f" for request headers {dict(self.headers.items())}"
+            payload = {"error": {"message": message, "type": "scripted"}}
+            self._send_json(reply.status, payload, reply.headers)
+            return
+        usage = {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        }
+        completion = {
+            "id": f"chatcmpl-{request.key}-{request.attempt}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+        self._send_json(200, completion, reply.headers)
+
+    def _send_raw(self, reply: Reply) -> None:
+        data = (
+            reply.body
+            if reply.body is not None
+            else json.dumps(
+                {"choices": [{"message": {"role": "assistant", "content": reply.content}}]}
+            ).encode("utf-8")
+        )
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.flush()
+            if reply.stall:
+                self.fake._stopping.wait()
+                return
+            if not reply.drip:
                 self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout): nothing to tell it
+                return
+            for k in range(len(data)):
+                self.wfile.write(data[k : k + 1])
+                self.wfile.flush()
+                if self.fake._stopping.wait(reply.drip):
+                    return
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up
 
-    return Handler
+    def _send_json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout): nothing to tell it

@@ -244,35 +244,8 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     assert {a.video_id for a in key.values()} == set(meta)
     assert len(key) == 2 * len(meta)
 
-    rows = {
-        r[schema.VIDEO_ID]: r
-        for r in iter_rows(demo_build, "video_text", [schema.VIDEO_ID, schema.CLIPS])
-    }
-    for name in ("A1", "B1", "A2", "B2"):
-        assert "unk" in (pkg / name / "INSTRUCTIONS.md").read_text()
-        with (pkg / name / "sheet.csv").open() as fh:
-            sheet = list(csv.reader(fh))
-        assert sheet[0] == ["folder", "order"]
-        assert {int(r[0]) for r in sheet[1:]} == {f for f, a in key.items() if a.annotator == name}
-    for a in key.values():
-        folder = pkg / a.annotator / annotate.MODALITY_DIRS[a.config] / str(a.folder)
-        files = sorted(p.name for p in folder.iterdir())
-        assert files == [f"random_part_{k}.mp4" for k in range(1, len(a.parts) + 1)]
-        clips = rows[a.video_id][schema.CLIPS]
-        for k, label in enumerate(a.parts, 1):
-            part = folder / f"random_part_{k}.mp4"
-            original = clips[label - 1]["bytes"]
-            if a.config == "video":
-                assert part.read_bytes() == original
-            else:
-                burned, plain = (
-                    _decode(part),
-                    schema.sample_frames(original, num_frames=1, max_side=None).frames,
-                )
-                h, w = plain.shape[1:3]
-                assert burned.shape[2] >= w and burned.shape[1] > h  # caption band below
-                band = burned[0, h + 1 :, :w]
-                assert band.std() > 20  # white text on black: not an empty band
+    _check_sheets(pkg, key)
+    _check_parts(pkg, key, demo_build)
 
     # Fill the sheets: everything right, except
     # - the first video: both annotators write unk (inconclusive -> excluded by the rebuild)
@@ -303,18 +276,7 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     assert summary["inconclusive"] == 1 and summary["kept"] == len(vids) - 1
     assert summary["agreement"]["both_unk"] == 1
 
-    # the human baseline, scored with the metric like any model
-    for config in annotate.MODALITIES:
-        preds = {p.video_id: p for p in read_predictions(out / f"human_{config}.jsonl")}
-        assert set(preds) == set(vids)
-        produced = read_metadata(out / f"human_{config}.jsonl")
-        assert produced["producer"] == "splice annotate ingest"
-        assert produced["model"] == "human" and produced["config"] == config
-        assert produced["annotators"] == sorted({p.extra["annotator"] for p in preds.values()})
-        kept = vids[1:]
-        result = score([preds[v].order for v in kept], [orders[v] for v in kept])
-        wrong = 1  # second video's video_text best guess, or third video's video answer
-        assert result["binary_accuracy"] == pytest.approx((len(kept) - wrong) / len(kept))
+    _check_human_baseline(out, vids, orders)
 
     # a malformed sheet fails the command with file and line
     bad = _sheet(tmp_path / "bad.csv", [("1", "[1, 2")])
@@ -334,26 +296,84 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
     )
 
     # rebuild the demo with the curation file: the inconclusive video is gone
-    from splice_build.demo.run import CUTS_DIR, SOURCES_DIR, demo_annotations_path
-    from splice_build.running.pipeline import BuildConfig, run_build
-
-    work = tmp_path / "work"
-    shutil.copytree(demo_build.parent / "work", work)
-    result = run_build(
-        BuildConfig(
-            annotations=demo_annotations_path(),
-            videos=work / SOURCES_DIR,
-            out=tmp_path / "curated",
-            work=work / CUTS_DIR,
-            workers=1,
-            curation=out / "curation.csv",
-            stand_in=True,
-            progress=False,
-        )
-    )
+    result = _rebuild_demo(demo_build, tmp_path, out / "curation.csv")
     assert not result.problems
     rebuilt = read_meta(tmp_path / "curated")
     assert set(rebuilt) == set(vids[1:])
     assert rebuilt[vids[1]].order == meta[vids[1]].order  # shuffles depend on (seed, id) only
     report = json.loads((tmp_path / "curated" / "build_report.json").read_text())
     assert vids[0] in json.dumps(report) and "inconclusive" in json.dumps(report)
+
+
+def _check_sheets(pkg: Path, key: dict[int, Assignment]) -> None:
+    """Each annotator's instructions mention unk and the sheet lists exactly their folders."""
+    for name in ("A1", "B1", "A2", "B2"):
+        assert "unk" in (pkg / name / "INSTRUCTIONS.md").read_text()
+        with (pkg / name / "sheet.csv").open() as fh:
+            sheet = list(csv.reader(fh))
+        assert sheet[0] == ["folder", "order"]
+        assert {int(r[0]) for r in sheet[1:]} == {f for f, a in key.items() if a.annotator == name}
+
+
+def _check_parts(pkg: Path, key: dict[int, Assignment], demo_build: Path) -> None:
+    """Each folder holds the video's clips, shuffled: the clip itself (video) or with its
+    caption burned into a band below (video_text)."""
+    rows = {
+        r[schema.VIDEO_ID]: r
+        for r in iter_rows(demo_build, "video_text", [schema.VIDEO_ID, schema.CLIPS])
+    }
+    for a in key.values():
+        folder = pkg / a.annotator / annotate.MODALITY_DIRS[a.config] / str(a.folder)
+        files = sorted(p.name for p in folder.iterdir())
+        assert files == [f"random_part_{k}.mp4" for k in range(1, len(a.parts) + 1)]
+        clips = rows[a.video_id][schema.CLIPS]
+        for k, label in enumerate(a.parts, 1):
+            part = folder / f"random_part_{k}.mp4"
+            original = clips[label - 1]["bytes"]
+            if a.config == "video":
+                assert part.read_bytes() == original
+            else:
+                burned, plain = (
+                    _decode(part),
+                    schema.sample_frames(original, num_frames=1, max_side=None).frames,
+                )
+                h, w = plain.shape[1:3]
+                assert burned.shape[2] >= w and burned.shape[1] > h  # caption band below
+                band = burned[0, h + 1 :, :w]
+                assert band.std() > 20  # white text on black: not an empty band
+
+
+def _check_human_baseline(out: Path, vids: list[str], orders: dict[str, list[int]]) -> None:
+    """The human baseline, scored with the metric like any model."""
+    for config in annotate.MODALITIES:
+        preds = {p.video_id: p for p in read_predictions(out / f"human_{config}.jsonl")}
+        assert set(preds) == set(vids)
+        produced = read_metadata(out / f"human_{config}.jsonl")
+        assert produced["producer"] == "splice annotate ingest"
+        assert produced["model"] == "human" and produced["config"] == config
+        assert produced["annotators"] == sorted({p.extra["annotator"] for p in preds.values()})
+        kept = vids[1:]
+        result = score([preds[v].order for v in kept], [orders[v] for v in kept])
+        wrong = 1  # second video's video_text best guess, or third video's video answer
+        assert result["binary_accuracy"] == pytest.approx((len(kept) - wrong) / len(kept))
+
+
+def _rebuild_demo(demo_build: Path, tmp_path: Path, curation: Path):
+    """The demo built again from a copy of its work folder, with ``curation`` applied."""
+    from splice_build.demo.run import CUTS_DIR, SOURCES_DIR, demo_annotations_path
+    from splice_build.running.pipeline import BuildConfig, run_build
+
+    work = tmp_path / "work"
+    shutil.copytree(demo_build.parent / "work", work)
+    return run_build(
+        BuildConfig(
+            annotations=demo_annotations_path(),
+            videos=work / SOURCES_DIR,
+            out=tmp_path / "curated",
+            work=work / CUTS_DIR,
+            workers=1,
+            curation=curation,
+            stand_in=True,
+            progress=False,
+        )
+    )

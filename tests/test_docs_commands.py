@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.cli import SUBCOMMANDS, _available, _parser, subcommand_parser
+from splice_build.cli import SUBCOMMANDS, main, subcommand_parser
 from splice_build.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_the_docs_show_every_subcommand():
 
 def test_help_lists_every_subcommand(capsys):
     with pytest.raises(SystemExit):
-        _parser(_available()).parse_args(["--help"])
+        main(["--help"])
     help_text = capsys.readouterr().out
     for name in SUBCOMMANDS:
         assert re.search(rf"^    {re.escape(name)}\b", help_text, re.M), name

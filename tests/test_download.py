@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from splice_build import cli
-from splice_build.remote import download
+from splice_build.remote.download import classify, fetch, formats, settings
 from splice_build.remote.download_report import REPORT_CSV, REPORT_JSON
 from splice_build.running import ownership
 from splice_build.running.pipeline import run_build
@@ -140,7 +140,7 @@ def test_mirror_download_report_build_and_rerun(
         for role in ("gone", "private", "cut", "slow"):
             assert index.lookup(ids[role]).paths == (), role
         # Only what may resume stays, hidden from the build: the failed ones' staging.
-        assert {p.name for p in (out / download.STAGING).iterdir()} <= {ids["cut"], ids["slow"]}
+        assert {p.name for p in (out / fetch.STAGING).iterdir()} <= {ids["cut"], ids["slow"]}
         data = json.loads((out / REPORT_JSON).read_text())
         assert data["yt_dlp_version"] and "available 5/9 (55.6%)" in data["summary"]
         with open(out / REPORT_CSV, newline="") as f:
@@ -192,7 +192,7 @@ def test_coin_layout_output_builds(tmp_path: Path, footage: dict[str, Path], cap
         recipe = database[vid]["recipe_type"]
         assert _report(out)[vid]["file"].startswith(f"{recipe}/{vid}.")
         assert list((out / str(recipe)).glob(f"{vid}.*"))
-    assert not (out / download.STAGING).exists()
+    assert not (out / fetch.STAGING).exists()
     result = run_build(config(annotations, out, tmp_path / "splice"))
     assert len(result.report.included) == 2 and result.problems == []
 
@@ -271,16 +271,16 @@ def test_format_choice_smallest_at_or_above_max_side() -> None:
         _fmt("136", 1280, 720, size=20),
         _fmt("137", 1920, 1080, size=50),
     ]
-    assert download.choose_format(youtube, 448) == "244"  # 480p, the smaller of the two
-    assert download.choose_format(youtube, 720) == "136"
-    assert download.choose_format(youtube, 2000) == "137"  # nothing that big: the best below
+    assert formats.choose_format(youtube, 448) == "244"  # 480p, the smaller of the two
+    assert formats.choose_format(youtube, 720) == "136"
+    assert formats.choose_format(youtube, 2000) == "137"  # nothing that big: the best below
     portrait = [_fmt("a", 360, 640, size=3), _fmt("b", 480, 854, size=7)]
-    assert download.choose_format(portrait, 448) == "b"  # the short side is the width
-    assert download.choose_format(youtube, 448, audio=True) == "18"  # sound, no ffmpeg
-    assert download.choose_format(youtube, 448, audio=True, can_merge=True) == "244+bestaudio"
+    assert formats.choose_format(portrait, 448) == "b"  # the short side is the width
+    assert formats.choose_format(youtube, 448, audio=True) == "18"  # sound, no ffmpeg
+    assert formats.choose_format(youtube, 448, audio=True, can_merge=True) == "244+bestaudio"
     direct = [{"format_id": "mp4", "ext": "mp4", "vcodec": None, "acodec": None}]
-    assert download.choose_format(direct, 448) == "mp4"
-    assert download.choose_format([_fmt("140", None, None, vcodec="none")], 448) is None
+    assert formats.choose_format(direct, 448) == "mp4"
+    assert formats.choose_format([_fmt("140", None, None, vcodec="none")], 448) is None
 
 
 @pytest.mark.parametrize(
@@ -306,7 +306,7 @@ def test_format_choice_smallest_at_or_above_max_side() -> None:
     ],
 )  # fmt: skip
 def test_youtube_messages_are_categorised(message: str, expected: str) -> None:
-    status, category = download.classify(message)
+    status, category = classify.classify(message)
     assert category.startswith(expected)
     assert status == ("failed" if expected in ("throttled", "server") else "unavailable")
 
@@ -317,7 +317,7 @@ def test_default_urls_go_to_yt_dlps_youtube_extractor(tmp_path: Path) -> None:
 
     from tests.videos import entry
 
-    url = download.video_url(download.DEFAULT_URL_TEMPLATE, entry("dQw4w9WgXcQ", [(0, 1)]))
+    url = settings.video_url(settings.DEFAULT_URL_TEMPLATE, entry("dQw4w9WgXcQ", [(0, 1)]))
     assert url == "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
     with yt_dlp.YoutubeDL({"quiet": True}) as ydl:
         suitable = [ie.ie_key() for ie in ydl._ies.values() if ie.suitable(url)]
@@ -358,7 +358,7 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
     assert "1 videos not tried" in stdout
     report = _report(out)
     assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
-    assert list((out / download.STAGING / slow_id).glob("*.part"))  # kept, to resume
+    assert list((out / fetch.STAGING / slow_id).glob("*.part"))  # kept, to resume
     assert sources.index_sources(out).lookup(slow_id).paths == ()
 
 
@@ -384,7 +384,7 @@ def test_a_local_error_on_one_video_is_its_outcome(tmp_path: Path, footage, monk
     real_mkdir = Path.mkdir
 
     def mkdir(self: Path, *args, **kwargs):
-        if self.name == ids[0] and self.parent.name == download.STAGING:
+        if self.name == ids[0] and self.parent.name == fetch.STAGING:
             raise PermissionError(13, "Permission denied", str(self))
         return real_mkdir(self, *args, **kwargs)
 
@@ -403,13 +403,13 @@ def test_reasons_name_local_folders_by_role_and_leave_urls_alone(tmp_path, monke
     like the build report; text that merely contains the folder's name (a mirror URL's
     ``/videos/`` path) is not rewritten."""
     monkeypatch.chdir(tmp_path)
-    settings = download.DownloadSettings(out=Path("videos"))
+    chosen = settings.DownloadSettings(out=Path("videos"))
     elsewhere = tmp_path.parent / "cache" / "x.part"
     reason = (
         f"cannot open {tmp_path}/videos/.splice-download/a/a.mp4 (tried {elsewhere}) "
         "from http://mirror.test/videos/a"
     )
-    assert download.relative_reason(reason, settings) == (
+    assert fetch.portable_reason(reason, chosen) == (
         "cannot open <out>/.splice-download/a/a.mp4 (tried <local>/x.part) "
         "from http://mirror.test/videos/a"
     )

@@ -289,22 +289,23 @@ def test_short_variable_rate_and_rotated_sources_build_and_validate(tmp_path: Pa
 
 def _short_clips_for(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
     """A cutter bug, for one video: every clip of ``bad`` loses its last five frames (the
-    clips are real, they just break the rule the validator checks)."""
+    clips are real, they just break the rule the validator checks): the cutter is given
+    steps that end five source frames early, and its video keeps the true steps."""
+    from dataclasses import replace
+
     from splice_build.stages import cut
 
-    real_cut, real_slots = cut.cut_video, cut._slots
-    current: dict[str, str] = {}
+    real_cut = cut.cut_video
 
     def cut_video(probed, *args, **kwargs):
-        current["id"] = probed.entry.video_id
-        return real_cut(probed, *args, **kwargs)
-
-    def slots(*args):
-        items = list(real_slots(*args))
-        return iter(items[:-5] if current["id"] == bad else items)
+        if probed.entry.video_id != bad:
+            return real_cut(probed, *args, **kwargs)
+        early = 5 / probed.source.fps
+        steps = tuple(replace(s, end=s.end - early) for s in probed.entry.steps)
+        shortened = replace(probed, entry=replace(probed.entry, steps=steps))
+        return replace(real_cut(shortened, *args, **kwargs), entry=probed.entry)
 
     monkeypatch.setattr(cut, "cut_video", cut_video)
-    monkeypatch.setattr(cut, "_slots", slots)
 
 
 @pytest.mark.parametrize("caught_by", ["worker", "final validation"])

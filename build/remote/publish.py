@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TextIO
+from typing import Any, TextIO
 
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, HfApi, SpaceCard, get_token
@@ -154,15 +154,9 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
     """
     readme = Path(folder) / "README.md"
     uploaded = {f.path_in_repo for f in files}
-    if "README.md" not in uploaded:
-        return [f"{readme}: missing; the card's YAML is what names the configs"]
-    try:
-        card = DatasetCard.load(readme)
-    except Exception as e:  # noqa: BLE001 - yaml and huggingface_hub raise several types
-        return [f"{readme}: card YAML does not parse: {e}"]
-    configs = card.data.to_dict().get("configs")
-    if not configs or not isinstance(configs, list):
-        return [f"{readme}: card YAML has no 'configs:' list"]
+    configs, problem = _card_configs(readme, uploaded)
+    if problem:
+        return [problem]
     problems: list[str] = []
     names: list[str] = []
     defaults: list[str] = []
@@ -174,20 +168,7 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
         names.append(name)
         if config.get("default") or name == "default":
             defaults.append(name)
-        try:
-            splits = _data_files(config.get("data_files"))
-        except (TypeError, ValueError) as e:  # what load_dataset itself would refuse
-            problems.append(f"{readme}: config {name!r}: {e}")
-            continue
-        if not splits:
-            problems.append(f"{readme}: config {name!r} has no data_files")
-        for split, patterns in splits.items():
-            for pattern in patterns:
-                if not _matches(pattern, uploaded):
-                    problems.append(
-                        f"{readme}: config {name!r} split {split!r}: data_files pattern "
-                        f"{pattern!r} matches no uploaded file"
-                    )
+        problems += _check_data_files(readme, name, config.get("data_files"), uploaded)
     for name, count in Counter(names).items():
         if count > 1:
             problems.append(f"{readme}: config {name!r} is declared {count} times")
@@ -197,6 +178,38 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
             f"found {len(defaults)}: {defaults}"
         )
     return problems
+
+
+def _card_configs(readme: Path, uploaded: set[str]) -> tuple[list[Any], str]:
+    """The card's ``configs:`` list, or the one problem that stops any further check."""
+    if "README.md" not in uploaded:
+        return [], f"{readme}: missing; the card's YAML is what names the configs"
+    try:
+        card = DatasetCard.load(readme)
+    except Exception as e:  # noqa: BLE001 - yaml and huggingface_hub raise several types
+        return [], f"{readme}: card YAML does not parse: {e}"
+    configs = card.data.to_dict().get("configs")
+    if not configs or not isinstance(configs, list):
+        return [], f"{readme}: card YAML has no 'configs:' list"
+    return configs, ""
+
+
+def _check_data_files(readme: Path, name: str, value: object, uploaded: set[str]) -> list[str]:
+    """Problems with one config's data_files: a pattern that matches only local files
+    fails on the Hub, so each must match a file that is uploaded."""
+    try:
+        splits = _data_files(value)
+    except (TypeError, ValueError) as e:  # what load_dataset itself would refuse
+        return [f"{readme}: config {name!r}: {e}"]
+    if not splits:
+        return [f"{readme}: config {name!r} has no data_files"]
+    return [
+        f"{readme}: config {name!r} split {split!r}: data_files pattern "
+        f"{pattern!r} matches no uploaded file"
+        for split, patterns in splits.items()
+        for pattern in patterns
+        if not _matches(pattern, uploaded)
+    ]
 
 
 def _data_files(value: object) -> dict[str, list[str]]:

@@ -74,18 +74,7 @@ def check_folders(
     if curation is not None:
         guarded.append((_resolved(curation), f"the curation file (--curation {curation})"))
     for option, given, folder in (("--out", out, out_r), ("--work", work, work_r)):
-        if Path(given).is_symlink():
-            raise UserError(f"{option} {given} is a symbolic link; give the folder it points to")
-        if folder.exists() and not folder.is_dir():
-            raise UserError(f"{option} {given} is a file, not a folder")
-        for path, what in guarded:
-            if _within(path, folder):
-                raise UserError(f"{option} {given} is or holds {what}; choose another folder")
-        if _within(folder, guarded[0][0]):
-            raise UserError(
-                f"{option} {given} lies inside the video folder (--videos {videos}); "
-                "choose a folder outside it"
-            )
+        _check_target(option, given, folder, guarded, videos)
     if _within(work_r, out_r) or _within(out_r, work_r):
         raise UserError(f"--work {work} and --out {out} overlap; choose separate folders")
     why = foreign_output(out_r)
@@ -94,6 +83,25 @@ def check_folders(
     why = foreign_work(work_r)
     if why:
         raise UserError(f"--work {work}: {why}; nothing was changed, choose another folder")
+
+
+def _check_target(
+    option: str, given: Path, folder: Path, guarded: list[tuple[Path, str]], videos: Path
+) -> None:
+    """One folder the build writes (``folder``: ``given`` resolved) against the inputs in
+    ``guarded``, the video folder first."""
+    if Path(given).is_symlink():
+        raise UserError(f"{option} {given} is a symbolic link; give the folder it points to")
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{option} {given} is a file, not a folder")
+    for path, what in guarded:
+        if _within(path, folder):
+            raise UserError(f"{option} {given} is or holds {what}; choose another folder")
+    if _within(folder, guarded[0][0]):
+        raise UserError(
+            f"{option} {given} lies inside the video folder (--videos {videos}); "
+            "choose a folder outside it"
+        )
 
 
 def foreign_output(folder: Path) -> str | None:

@@ -1,0 +1,207 @@
+"""``splice download`` as a subcommand (``add_arguments`` / ``run``, the convention of
+`splice_build.cli`): options -> `DownloadSettings`, the build's own selection, a pool of
+`Fetcher` workers with a progress bar, the report, and an exit status that says whether the
+network was the problem."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from splice_build.errors import UserError
+from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
+from splice_build.remote import download_report
+from splice_build.remote.download.fetch import STAGING, Fetcher
+from splice_build.remote.download.settings import LAYOUTS, DownloadSettings, check_settings
+from splice_build.running import ownership
+from splice_build.stages import select, sources
+
+
+def run_download(
+    entries: list[VideoEntry], settings: DownloadSettings
+) -> tuple[list[DownloadOutcome], bool]:
+    """Fetch every entry's source into ``settings.out``: one outcome per finished entry, and
+    whether the run was interrupted (Ctrl-C) before all finished."""
+    settings.out.mkdir(parents=True, exist_ok=True)
+    fetcher = Fetcher(settings, sources.index_sources(settings.out))
+    outcomes: list[DownloadOutcome] = []
+    tally = dict.fromkeys(download_report.STATUSES, 0)
+    bar = tqdm(total=len(entries), unit="video", disable=not settings.progress, desc="download")
+    start = time.monotonic()
+    pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="splice-download")
+    interrupted = False
+    try:
+        pending = {pool.submit(fetcher.fetch, e) for e in entries}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcome = future.result()
+                outcomes.append(outcome)
+                tally[outcome.status] += 1
+                elapsed = max(time.monotonic() - start, 1e-9)
+                bar.set_postfix(
+                    done=tally["downloaded"],
+                    present=tally["present"],
+                    unavailable=tally["unavailable"],
+                    failed=tally["failed"],
+                    MB_s=f"{fetcher.bytes / elapsed / 1e6:.2f}",
+                    refresh=False,
+                )
+                bar.update()
+    except KeyboardInterrupt:
+        interrupted = True
+        fetcher.cancel.set()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+        # Once no worker runs: removed while another worker was creating its folder in it,
+        # the staging root made that worker's mkdir fail (a race seen with 2 workers).
+        _remove_empty(settings.out / STAGING)
+    return sorted(outcomes, key=lambda o: o.video_id), interrupted
+
+
+def _remove_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only when empty: what a failed download left is kept to resume
+    except OSError:
+        pass
+
+
+def yt_dlp_version() -> str:
+    from yt_dlp.version import __version__
+
+    return __version__
+
+
+def _rate(text: str) -> int:
+    """``500K``, ``4.2M`` or bytes per second, as yt-dlp's ``--limit-rate`` takes it."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)i?[bB]?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a rate: {text!r} (e.g. 500K, 4M)")
+    scale = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale)
+
+
+# The options' defaults are the settings record's, so the two cannot drift apart.
+_DEFAULTS = DownloadSettings(out=Path("videos"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    select.add_selection_arguments(parser)
+    parser.add_argument(
+        "--out", type=Path, default=_DEFAULTS.out, help="folder of the videos (the build's "
+        "--videos; default %(default)s)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default=_DEFAULTS.layout,
+        help="flat: <id>.<ext>; coin: COIN's <recipe_type>/<id>.<ext> (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-side",
+        type=int,
+        default=_DEFAULTS.cut.max_side,
+        help="take the smallest format whose short side is at least this, else the best "
+        "below it (the build's --max-side; default %(default)s)",
+    )
+    parser.add_argument("--audio", action="store_true", help="keep the sound (default: video only)")
+    parser.add_argument(
+        "--url-template",
+        default=_DEFAULTS.url_template,
+        help="where a video is fetched from, with {video_id} and {recipe_type}: a mirror's "
+        "direct URLs, e.g. https://lab.example/coin/{recipe_type}/{video_id}.mp4 "
+        "(default: YouTube)",
+    )
+    parser.add_argument(
+        "--cookies", type=Path, default=None, help="Netscape cookie file (read, never copied)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=_DEFAULTS.workers,
+        help="parallel downloads (default %(default)s)",
+    )
+    parser.add_argument(
+        "--sleep",
+        type=float,
+        default=_DEFAULTS.sleep,
+        help="seconds each worker waits before a download (default %(default)s)",
+    )
+    parser.add_argument(
+        "--rate-limit", type=_rate, default=None, help="per worker, e.g. 2M (bytes/s)"
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=_DEFAULTS.retries,
+        help="further attempts after a network error, 429 or 5xx (default %(default)s)",
+    )
+    parser.add_argument(
+        "--backoff",
+        type=float,
+        default=_DEFAULTS.backoff,
+        help="seconds before the first retry, doubled for each next (default %(default)s)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=_DEFAULTS.timeout,
+        help="seconds without data before a download counts as stalled (default %(default)s)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
+    return DownloadSettings(
+        out=args.out,
+        layout=args.layout,
+        cut=CutSettings(max_side=args.max_side, audio=args.audio),
+        url_template=args.url_template,
+        cookies=args.cookies,
+        rate_limit=args.rate_limit,
+        sleep=args.sleep,
+        retries=args.retries,
+        backoff=args.backoff,
+        timeout=args.timeout,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import yt_dlp  # noqa: F401
+    except ImportError:
+        raise UserError(
+            "yt-dlp is not installed: pip install 'splice-benchmark[download]' "
+            "(or pip install -e '.[download]' in a clone)"
+        ) from None
+    settings = settings_from_args(args)
+    check_settings(settings)
+    _, selection = select.select_annotations(
+        args.annotations,
+        subset_size=args.subset_size,
+        seed=args.seed,
+        curation=args.curation,
+        limit=args.limit,
+    )
+    with ownership.lock_folder(settings.out, "--out"):
+        outcomes, interrupted = run_download(selection.selected, settings)
+        version = yt_dlp_version()
+        line = download_report.write_report(settings.out, outcomes, settings.public(), version)
+    print(line)
+    print(f"report: {settings.out / download_report.REPORT_JSON} (and .csv)")
+    if interrupted:
+        print(f"interrupted: {len(selection.selected) - len(outcomes)} videos not tried")
+        return 130
+    attempted = [o for o in outcomes if o.status != "present"]
+    if attempted and all(o.status == "failed" for o in attempted):
+        print("every download attempt failed on the network: check the connection or mirror")
+        return 1
+    return 0

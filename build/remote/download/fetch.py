@@ -1,0 +1,269 @@
+"""One video, start to finish: already present and probing whole, or fetched with yt-dlp
+into its staging folder (retried with backoff, resuming the ``.part``), probed, and moved
+into place. Whatever happens ends as one `DownloadOutcome`, never as an exception, so one
+video's trouble never stops the others or the report."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from splice_build.records import (
+    DownloadOutcome,
+    SkipVideo,
+    SourceCandidates,
+    SourceIndex,
+    VideoEntry,
+)
+from splice_build.remote import download_report
+from splice_build.remote.download.classify import classify
+from splice_build.remote.download.formats import choose_format
+from splice_build.remote.download.settings import DownloadSettings, video_url
+from splice_build.running.report import portable
+from splice_build.stages import probe, sources
+
+STAGING = ".splice-download"
+
+
+class _QuietLogger:
+    """yt-dlp's messages stay out of the terminal (the progress bar and report say it all);
+    its errors reach us as exceptions."""
+
+    def debug(self, msg: str) -> None:
+        pass
+
+    info = warning = error = debug
+
+
+def _youtube_dl(params: dict[str, Any]):
+    """A ``YoutubeDL`` that reads the cookie file but never writes it back (yt-dlp saves its
+    cookie jar on close: two workers would race on the user's file)."""
+    import yt_dlp
+
+    class _ReadOnlyCookies(yt_dlp.YoutubeDL):
+        def save_cookies(self) -> None:
+            pass
+
+    return _ReadOnlyCookies(params)
+
+
+def target_dir(settings: DownloadSettings, entry: VideoEntry) -> Path:
+    if settings.layout == "coin":
+        return settings.out / str(entry.recipe_type)
+    return settings.out
+
+
+class Fetcher:
+    """Fetches one video at a time (thread-safe: every attempt has its own ``YoutubeDL``)."""
+
+    def __init__(self, settings: DownloadSettings, index: SourceIndex):
+        self.settings = settings
+        self.index = index
+        self.bytes = 0
+        self.cancel = threading.Event()  # set on Ctrl-C: downloads under way stop at once
+        self._lock = threading.Lock()
+
+    def fetch(self, entry: VideoEntry) -> DownloadOutcome:
+        """One video's outcome, whatever happens: an error on this machine fails that video
+        (category ``local``), never the run, so the others go on and the report is written."""
+        try:
+            return self._fetch(entry)
+        except Exception as err:
+            reason = portable_reason(f"{type(err).__name__}: {err}", self.settings)
+            return DownloadOutcome(
+                entry.video_id,
+                entry.recipe_type,
+                "failed",
+                category="local",
+                reason=reason,
+                url=download_report.public_url(video_url(self.settings.url_template, entry)),
+            )
+
+    def _fetch(self, entry: VideoEntry) -> DownloadOutcome:
+        s = self.settings
+        url = video_url(s.url_template, entry)
+        base = DownloadOutcome(
+            entry.video_id, entry.recipe_type, "", url=download_report.public_url(url)
+        )
+        candidates = self.index.lookup(entry.video_id)
+        broken: list[str] = []
+        for rel in candidates.paths:
+            try:
+                probe.probe(entry, s.out, s.cut.tolerance, replace(candidates, paths=(rel,)))
+            except SkipVideo:
+                broken.append(rel)
+                continue
+            return replace(base, status="present", file=rel, bytes=(s.out / rel).stat().st_size)
+        staging = s.out / STAGING / entry.video_id
+        staging.mkdir(parents=True, exist_ok=True)
+        outcome = replace(base, status="failed", category="network")
+        for attempt in range(1, s.retries + 2):
+            if attempt > 1 and self.cancel.wait(s.backoff * 2 ** (attempt - 2)):
+                break
+            outcome = self._attempt(entry, url, staging, replace(outcome, attempts=attempt))
+            if outcome.status != "failed":
+                break
+        if outcome.status == "downloaded":
+            outcome = self._place(entry, staging, outcome, broken)
+        if outcome.status != "failed" and not self.cancel.is_set():  # keep .part to resume
+            shutil.rmtree(staging, ignore_errors=True)
+        return outcome
+
+    def _attempt(
+        self, entry: VideoEntry, url: str, staging: Path, outcome: DownloadOutcome
+    ) -> DownloadOutcome:
+        import yt_dlp
+
+        s = self.settings
+        try:
+            with _youtube_dl(self._params(entry, staging)) as ydl:
+                merger = yt_dlp.postprocessor.FFmpegMergerPP(ydl)
+
+                def selector(ctx: dict[str, Any]):
+                    spec = choose_format(
+                        ctx["formats"], s.cut.max_side, s.cut.audio, merger.available
+                    )
+                    if spec is None:
+                        return iter(())
+                    return ydl.build_format_selector(spec)(ctx)
+
+                ydl.format_selector = selector
+                info = ydl.extract_info(url, download=True)
+        except yt_dlp.utils.DownloadError as err:
+            message = portable_reason(_clean_message(str(err.msg or err)), s)
+            status, category = classify(message)
+            return replace(outcome, status=status, category=category, reason=message)
+        except Exception as err:  # one video's surprise must not stop the others
+            message = portable_reason(_clean_message(f"{type(err).__name__}: {err}"), s)
+            status, category = classify(message)
+            return replace(outcome, status=status, category=category, reason=message)
+        files = [Path(d["filepath"]) for d in (info or {}).get("requested_downloads", []) or []]
+        files = [f for f in files if f.is_file()]
+        if not files:
+            return replace(
+                outcome, status="unavailable", category="other", reason="no video format"
+            )
+        return replace(
+            outcome,
+            status="downloaded",
+            category="",
+            reason="",
+            file=files[0].name,
+            format=_describe(info),
+            bytes=files[0].stat().st_size,
+        )
+
+    def _params(self, entry: VideoEntry, staging: Path) -> dict[str, Any]:
+        """yt-dlp's options for one attempt: silent, no retries of its own (ours back off and
+        resume), working in the video's staging folder."""
+        s = self.settings
+        params: dict[str, Any] = {
+            "outtmpl": {"default": str(staging / f"{entry.video_id}.%(ext)s")},
+            "paths": {"home": str(staging)},
+            "quiet": True,
+            "no_warnings": True,
+            "noprogress": True,
+            "logger": _QuietLogger(),
+            "noplaylist": True,
+            "continuedl": True,
+            "retries": 0,  # our own loop retries, with backoff, and resumes the .part
+            "socket_timeout": s.timeout,
+            "cachedir": False,
+            "progress_hooks": [self._count],
+        }
+        if s.rate_limit:
+            params["ratelimit"] = s.rate_limit
+        if s.sleep > 0:
+            params["sleep_interval"] = s.sleep
+            params["sleep_interval_requests"] = min(s.sleep, 0.75)
+        if s.cookies is not None:
+            params["cookiefile"] = str(s.cookies)
+        return params
+
+    def _place(
+        self, entry: VideoEntry, staging: Path, outcome: DownloadOutcome, broken: list[str]
+    ) -> DownloadOutcome:
+        """Move a finished download into place, once it probes whole."""
+        s = self.settings
+        staged = staging / outcome.file
+        try:
+            probed = probe.probe(
+                entry,
+                staging,
+                s.cut.tolerance,
+                SourceCandidates(entry.video_id, (outcome.file,), 1, 1),
+            )
+        except SkipVideo as skip:
+            staged.unlink()  # ours, and useless: a retry or the next run fetches it anew
+            why = portable_reason(skip.reason, s)
+            return replace(
+                outcome,
+                status="unavailable",
+                category="other",
+                reason=f"the downloaded file does not probe whole: {why}",
+                file="",
+            )
+        folder = target_dir(s, entry)
+        folder.mkdir(parents=True, exist_ok=True)
+        ext = _extension(staged.suffix, probed.source.container)
+        target = folder / f"{entry.video_id}{ext}"
+        notes = []
+        for rel in broken:
+            old = s.out / rel
+            os.replace(old, old.with_name(old.name + ".broken"))
+            notes.append(f"moved the broken {rel} aside to {rel}.broken")
+        if target.exists():  # a file the probe did not list (e.g. another id's name)
+            os.replace(target, target.with_name(target.name + ".broken"))
+        os.replace(staged, target)
+        return replace(
+            outcome,
+            file=target.relative_to(s.out).as_posix(),
+            reason="; ".join(notes),
+        )
+
+    def _count(self, status: dict[str, Any]) -> None:
+        if self.cancel.is_set():
+            from yt_dlp.utils import DownloadCancelled
+
+            raise DownloadCancelled("interrupted")
+        if status.get("status") == "finished":
+            with self._lock:
+                self.bytes += int(status.get("downloaded_bytes") or 0)
+
+
+# PyAV's demuxer name -> the extension the source index knows it by.
+_CONTAINER_EXTENSIONS = {"mov": ".mp4", "matroska": ".mkv", "mpeg": ".mpg", "mpegts": ".ts"}
+
+
+def _extension(suffix: str, container: str) -> str:
+    """The downloaded file's extension, or one the build's index accepts when yt-dlp could
+    not name the format (it writes ``.unknown_video`` then)."""
+    if suffix.lower() in sources.SOURCE_EXTENSIONS:
+        return suffix
+    first = container.split(",")[0]
+    known = f".{first}" if f".{first}" in sources.SOURCE_EXTENSIONS else ".mkv"
+    return _CONTAINER_EXTENSIONS.get(first, known)
+
+
+def _describe(info: dict[str, Any]) -> str:
+    parts = [str(info.get("format") or info.get("format_id") or "")]
+    codec = info.get("vcodec")
+    if codec and codec != "none":
+        parts.append(codec)
+    return ", ".join(p for p in parts if p)
+
+
+def portable_reason(reason: str, settings: DownloadSettings) -> str:
+    """A reason as the report may hold it: the output folder named ``<out>``, any other
+    local path by its last part (`report.portable`, the build report's rule)."""
+    return portable(reason, {"<out>": settings.out})
+
+
+def _clean_message(message: str) -> str:
+    text = re.sub(r"\s+", " ", message.replace("\r", " ")).strip()
+    return re.sub(r"^ERROR:\s*", "", text)
