@@ -74,7 +74,7 @@ def make_executor(
         from splice_build.running.ray_executor import RayExecutor
 
         return RayExecutor(address=ray_address, workers=workers)
-    raise ValueError(f"unknown executor {name!r}; expected 'local' or 'ray'")
+    raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:

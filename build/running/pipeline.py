@@ -203,7 +203,9 @@ def finish_build(
     ``videos`` is called once per pass and output format (each streams the clips again);
     ``render(written, extra_sections)`` gives the files beside the shards (README.md and
     any other, e.g. an import's manifest) from what was written and the report as it is;
-    ``nothing(what)`` is the message of the `UserError` raised when no video is left."""
+    ``nothing(what)`` is the message of the `UserError` raised when no video is left.
+    What the last pass wrote comes back with the problems: a caller's files made in
+    ``render`` (an import's manifest) are about those videos."""
     staging = ownership.new_staging(out)
     dropped: set[str] = set()
 
