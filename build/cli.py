@@ -31,7 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "build the dataset from COIN annotations and videos",
     ),
     "import-release": (
-        "splice_build.remote.release",
+        "splice_build.remote.release.command",
         "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
     ),
     "validate": (

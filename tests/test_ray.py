@@ -1,5 +1,6 @@
-"""The Ray executor on a local Ray instance: same output as the local executor, broken
-sources reported, and a build resumed after its driver was killed."""
+"""The Ray executor on a local Ray instance: same output as the local executor (for a build
+and for an import of the release), broken sources reported, and a build resumed after its
+driver was killed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 import ray  # the optional extra splice-benchmark[ray]; the test extra installs it
 
+from splice_build.cli import main
+from splice_build.remote.release.command import ImportConfig, run_import
 from splice_build.running.pipeline import run_build
 from tests.build_helpers import (
     alive,
@@ -25,6 +28,7 @@ from tests.build_helpers import (
     tree_digest,
     wait_for_first_commit,
 )
+from tests.test_release import IMPORTED, make_release
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +92,15 @@ def test_ray_build_resumes_after_driver_is_killed(
     assert 1 <= len(committed(work)) < 4 and not out.exists()
     resumed = run_build(config(annotations, sources, out, work=work, executor="ray")).out
     assert tree_digest(resumed) == tree_digest(straight)
+
+
+def test_ray_import_matches_local(ray_local, tmp_path: Path) -> None:
+    """``splice import-release --executor ray`` runs each video's conversion as a Ray task
+    and writes the same bytes as the local pool, skips and reasons included."""
+    release = make_release(tmp_path / "splice-benchmark")
+    local = run_import(ImportConfig(source=str(release), out=tmp_path / "local" / "splice"))
+    out = tmp_path / "ray" / "splice"
+    args = ["import-release", str(release), "--out", str(out), "--executor", "ray"]
+    assert main([*args, "--no-progress"]) == 0
+    assert tree_digest(out) == tree_digest(local.out)
+    assert {v.video_id for v in local.report.included} == IMPORTED

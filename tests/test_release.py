@@ -25,7 +25,9 @@ import splice_dataset as sd
 from splice_build.cli import main
 from splice_build.output import validate
 from splice_build.records import SkipVideo
-from splice_build.remote import release
+from splice_build.remote.release import convert
+from splice_build.remote.release.command import ImportConfig, ImportResult, run_import
+from splice_build.remote.release.scan import SEGMENTS_DIR, ReleasePart, chronological_parts
 from splice_build.remote.release_manifest import MANIFEST
 from splice_build.running.report import load_report
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
@@ -70,13 +72,7 @@ def write_part(
     image = np.zeros((SIZE[1], SIZE[0], 3), np.uint8)
     image[:] = PALETTE[part - 1]
     with av.open(str(path), "w", format="mp4") as out:
-        stream = out.add_stream(codec, rate=FPS)
-        stream.width, stream.height, stream.pix_fmt = *SIZE, "yuv420p"
-        if b_frames is not None:
-            stream.codec_context.max_b_frames = b_frames
-        if keyint is not None:
-            stream.codec_context.max_b_frames = 0
-            stream.options = {"x264-params": f"keyint={keyint}:min-keyint={keyint}:scenecut=0"}
+        stream = _video_stream(out, codec, b_frames, keyint)
         packets = 0
 
         def mux(encoded) -> None:
@@ -94,17 +90,32 @@ def write_part(
             mux(stream.encode(frame))
         mux(stream.encode(None))
         if sound is not None:
-            tone = np.zeros((1, 8000 * frames_of(part) // FPS), np.float32)
-            for offset in range(0, tone.shape[1], 1024):
-                chunk = av.AudioFrame.from_ndarray(
-                    tone[:, offset : offset + 1024], format="fltp", layout="mono"
-                )
-                chunk.sample_rate, chunk.pts = 8000, offset
-                for packet in sound.encode(chunk):
-                    out.mux(packet)
-            for packet in sound.encode(None):
-                out.mux(packet)
+            _write_silence(out, sound, 8000 * frames_of(part) // FPS)
     return path
+
+
+def _video_stream(out, codec: str, b_frames: int | None, keyint: int | None):
+    stream = out.add_stream(codec, rate=FPS)
+    stream.width, stream.height, stream.pix_fmt = *SIZE, "yuv420p"
+    if b_frames is not None:
+        stream.codec_context.max_b_frames = b_frames
+    if keyint is not None:
+        stream.codec_context.max_b_frames = 0
+        stream.options = {"x264-params": f"keyint={keyint}:min-keyint={keyint}:scenecut=0"}
+    return stream
+
+
+def _write_silence(out, sound, samples: int) -> None:
+    tone = np.zeros((1, samples), np.float32)
+    for offset in range(0, tone.shape[1], 1024):
+        chunk = av.AudioFrame.from_ndarray(
+            tone[:, offset : offset + 1024], format="fltp", layout="mono"
+        )
+        chunk.sample_rate, chunk.pts = 8000, offset
+        for packet in sound.encode(chunk):
+            out.mux(packet)
+    for packet in sound.encode(None):
+        out.mux(packet)
 
 
 def write_audio_only(path: Path) -> Path:
@@ -137,7 +148,13 @@ KEYINT = 4  # NOT_ON_KEY's part 1: packets 2, 3 dropped with nothing to decode t
 
 
 def make_release(root: Path) -> Path:
-    seg = root / release.SEGMENTS_DIR
+    seg = root / SEGMENTS_DIR
+    _write_importable(seg)
+    _write_unusable(seg)
+    return root
+
+
+def _write_importable(seg: Path) -> None:
     for k in range(1, 6):
         write_part(seg / ("00" if k in (1, 2, 4) else "01") / f"{SPREAD}_part_{k}.mp4", k)
     for k in range(1, 5):
@@ -145,6 +162,17 @@ def make_release(root: Path) -> Path:
     for k in range(1, 6):
         codec = "mpeg4" if k == 2 else "libx264"
         write_part(seg / "02" / f"{REENCODED}_part_{k}.mp4", k, codec=codec)
+    for k in (1, 2):
+        write_part(seg / "06" / f"{OFFSET}_part_{k}.mp4", k, first_pts=20 if k == 2 else 0)
+    for k in (1, 2, 3):
+        write_part(
+            seg / "06" / f"{NOT_ON_KEY}_part_{k}.mp4",
+            k,
+            **({"keyint": KEYINT, "drop": 2} if k == 1 else {}),
+        )
+
+
+def _write_unusable(seg: Path) -> None:
     for k in (1, 3):
         write_part(seg / "00" / f"{MISSING}_part_{k}.mp4", k)
     for k in range(1, 5):
@@ -157,14 +185,6 @@ def make_release(root: Path) -> Path:
     for k in range(1, 7):
         path = seg / "05" / f"{NO_VIDEO}_part_{k}.mp4"
         write_audio_only(path) if k == 4 else write_part(path, k)
-    for k in (1, 2):
-        write_part(seg / "06" / f"{OFFSET}_part_{k}.mp4", k, first_pts=20 if k == 2 else 0)
-    for k in (1, 2, 3):
-        write_part(
-            seg / "06" / f"{NOT_ON_KEY}_part_{k}.mp4",
-            k,
-            **({"keyint": KEYINT, "drop": 2} if k == 1 else {}),
-        )
     for k in range(1, 9):
         write_part(seg / "07" / f"{EIGHT}_part_{k}.mp4", k)
     (seg / "07" / "notes.txt").write_text("not a clip", "utf-8")
@@ -174,7 +194,6 @@ def make_release(root: Path) -> Path:
         path = seg / "08" / f"{POINTER}_part_{k}.mp4"
         pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 2000000\n"
         path.write_text(pointer, "utf-8") if k == 1 else write_part(path, k)
-    return root
 
 
 def expected_frames(video_id: str, part: int) -> int:
@@ -193,9 +212,9 @@ def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def imported(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> release.ImportResult:
+def imported(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ImportResult:
     out = tmp_path_factory.mktemp("imported") / "splice"
-    return release.run_import(release.ImportConfig(source=str(release_dir), out=out, seed=3))
+    return run_import(ImportConfig(source=str(release_dir), out=out, seed=3))
 
 
 def steps_of() -> dict:
@@ -399,10 +418,10 @@ def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
         calls.append(kwargs)
         blobs = tmp_path / "hub" / "blobs"
         blobs.mkdir(parents=True)
-        for path in sorted((release_dir / release.SEGMENTS_DIR / "03").iterdir()):
+        for path in sorted((release_dir / SEGMENTS_DIR / "03").iterdir()):
             blob = blobs / hashlib.sha256(path.read_bytes()).hexdigest()
             shutil.copy(path, blob)
-            link = snapshot / release.SEGMENTS_DIR / "03" / path.name
+            link = snapshot / SEGMENTS_DIR / "03" / path.name
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(blob)
         return str(snapshot)
@@ -420,9 +439,9 @@ def test_hub_path_calls_snapshot_download_with_id_type_revision_patterns(
     ]
     manifest = json.loads((out / MANIFEST).read_text("utf-8"))
     assert (manifest["repo_id"], manifest["revision"]) == ("prokajevo/splice-benchmark", commit)
-    links = sorted((snapshot / release.SEGMENTS_DIR / "03").iterdir())
+    links = sorted((snapshot / SEGMENTS_DIR / "03").iterdir())
     assert [(f["path"], f["sha256"]) for f in manifest["files"]] == [
-        (f"{release.SEGMENTS_DIR}/03/{link.name}", link.resolve().name) for link in links
+        (f"{SEGMENTS_DIR}/03/{link.name}", link.resolve().name) for link in links
     ]
     assert f"at revision `{commit}`" in (out / "README.md").read_text("utf-8")
     assert validate.validate(out) == []
@@ -455,15 +474,15 @@ def test_bad_source_is_one_line_error(tmp_path, capsys):
     assert "no such folder, and not a Hub dataset id" in capsys.readouterr().err
     assert main(["import-release", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no splice_video_segments/ folder" in capsys.readouterr().err
-    (tmp_path / release.SEGMENTS_DIR / "00").mkdir(parents=True)
-    (tmp_path / release.SEGMENTS_DIR / "00" / "x.txt").write_text("", "utf-8")
+    (tmp_path / SEGMENTS_DIR / "00").mkdir(parents=True)
+    (tmp_path / SEGMENTS_DIR / "00" / "x.txt").write_text("", "utf-8")
     assert main(["import-release", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "no <youtube_id>_part_<k>.mp4 file" in capsys.readouterr().err
     assert (
         main(
             [
                 "import-release",
-                str(tmp_path / release.SEGMENTS_DIR / "00" / "x.txt"),
+                str(tmp_path / SEGMENTS_DIR / "00" / "x.txt"),
                 "--out",
                 str(tmp_path / "o"),
             ]
@@ -474,8 +493,8 @@ def test_bad_source_is_one_line_error(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def _parts(*spec: tuple[int, str]) -> tuple[release.ReleasePart, ...]:
-    return tuple(release.ReleasePart("x", k, Path(rel), rel) for k, rel in spec)
+def _parts(*spec: tuple[int, str]) -> tuple[ReleasePart, ...]:
+    return tuple(ReleasePart("x", k, Path(rel), rel) for k, rel in spec)
 
 
 @pytest.mark.parametrize(
@@ -489,21 +508,19 @@ def _parts(*spec: tuple[int, str]) -> tuple[release.ReleasePart, ...]:
 )
 def test_parts_are_taken_only_when_exactly_one_to_n(spec, steps, reason):
     with pytest.raises(SkipVideo) as err:
-        release.chronological_parts(_parts(*spec), steps)
+        chronological_parts(_parts(*spec), steps)
     assert err.value.reason == reason
-    ok = release.chronological_parts(_parts((2, "b"), (1, "a")), 2)
+    ok = chronological_parts(_parts((2, "b"), (1, "a")), 2)
     assert [p.part for p in ok] == [1, 2]
 
 
 def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tmp_path):
     """Also with two worker processes instead of one."""
-    again = release.run_import(
-        release.ImportConfig(source=str(release_dir), out=tmp_path / "splice", seed=3, workers=2)
+    again = run_import(
+        ImportConfig(source=str(release_dir), out=tmp_path / "splice", seed=3, workers=2)
     )
     assert tree_digest(again.out) == tree_digest(imported.out)
-    other = release.run_import(
-        release.ImportConfig(source=str(release_dir), out=tmp_path / "seed4", seed=4)
-    )
+    other = run_import(ImportConfig(source=str(release_dir), out=tmp_path / "seed4", seed=4))
     orders = [
         {
             r[sd.VIDEO_ID]: r[sd.ANSWER]["order"]
@@ -531,7 +548,7 @@ def test_a_clip_failing_validation_costs_its_video_and_leaves_the_manifest_true(
     again; for an import the manifest is rendered again too, without that video."""
     import dataclasses
 
-    original = release.import_video
+    original = convert.import_video
 
     def miscounted(entry, *args, **kwargs):
         video = original(entry, *args, **kwargs)
@@ -541,7 +558,7 @@ def test_a_clip_failing_validation_costs_its_video_and_leaves_the_manifest_true(
         clips = (dataclasses.replace(first, num_frames=first.num_frames + 1), *rest)
         return dataclasses.replace(video, cut=dataclasses.replace(video.cut, clips=clips))
 
-    monkeypatch.setattr(release, "import_video", miscounted)
+    monkeypatch.setattr(convert, "import_video", miscounted)
     out = tmp_path / "o"
     args = ["import-release", str(release_dir), "--out", str(out), "--workers", "1"]
     assert main(args) == 1  # like `splice build`: usable, but a video was dropped
@@ -581,7 +598,7 @@ def test_out_is_guarded_like_a_builds(release_dir, tmp_path, capsys):
     assert (out / "predictions.jsonl").exists() and (out / MANIFEST).exists()
 
     lone = tmp_path / "lone"
-    write_part(lone / release.SEGMENTS_DIR / "00" / f"{UNKNOWN}_part_1.mp4", 1)
+    write_part(lone / SEGMENTS_DIR / "00" / f"{UNKNOWN}_part_1.mp4", 1)
     fresh = tmp_path / "fresh"
     assert main(["import-release", str(lone), "--out", str(fresh), "--no-progress"]) == 2
     err = capsys.readouterr().err

@@ -1,24 +1,32 @@
 """Where the per-video work runs: local processes by default, Ray on a cluster.
 
-An executor only maps ``process_video`` over tasks and yields outcomes as they finish;
-ordering, resumability and the report live in the pipeline, so every executor gives the
-same output.
+An executor only maps a function over tasks and yields its results as they finish
+(``splice build`` maps `worker.process_video`, ``splice import-release`` its per-video
+import); ordering, resumability and the report live in the caller, so every executor gives
+the same output. The function must be a top-level one of ``(task, threads)`` with
+picklable tasks and results: it is sent by reference to a spawned process or a Ray worker.
 """
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from splice_build.running.lifetime import die_with_parent
-from splice_build.running.worker import Outcome, VideoTask, process_video, thread_budget
+from splice_build.running.worker import thread_budget
+
+EXECUTORS = ("local", "ray")
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Executor(Protocol):
-    def run(self, tasks: Iterable[VideoTask]) -> Iterator[Outcome]: ...
+    def run(self, fn: Callable[[T, int], R], tasks: Iterable[T]) -> Iterator[R]: ...
 
 
 class LocalExecutor:
@@ -26,19 +34,19 @@ class LocalExecutor:
 
     Workers are spawned, not forked: a forked worker would carry the driver's memory
     (``datasets``, pyarrow, pandas: about 150 MB of RSS) into every process, while a
-    spawned one imports only the cutter. Each worker gets ``cores // workers`` threads.
-    Workers die with the driver (`die_with_parent`): a killed build must not leave them
-    cutting into a work folder that a rerun uses.
+    spawned one imports only the function's module. Each worker gets ``cores // workers``
+    threads, passed to the function. Workers die with the driver (`die_with_parent`): a
+    killed build must not leave them cutting into a work folder that a rerun uses.
     """
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.threads = thread_budget(self.workers)
 
-    def run(self, tasks: Iterable[VideoTask]) -> Iterator[Outcome]:
+    def run(self, fn: Callable[[T, int], R], tasks: Iterable[T]) -> Iterator[R]:
         if self.workers == 1:
             for task in tasks:
-                yield process_video(task, self.threads)
+                yield fn(task, self.threads)
             return
         pending = set()
         queue = iter(tasks)
@@ -47,7 +55,7 @@ class LocalExecutor:
             self.workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
         ) as pool:
             for task in queue:
-                pending.add(pool.submit(process_video, task, self.threads))
+                pending.add(pool.submit(fn, task, self.threads))
                 if len(pending) >= 2 * self.workers:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     yield from (f.result() for f in done)
@@ -66,4 +74,11 @@ def make_executor(
         from splice_build.running.ray_executor import RayExecutor
 
         return RayExecutor(address=ray_address, workers=workers)
-    raise ValueError(f"unknown executor {name!r}; expected 'local' or 'ray'")
+    raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and ``--ray-address``, one definition for every command that runs
+    per-video work (``splice build``, ``splice import-release``)."""
+    parser.add_argument("--executor", choices=EXECUTORS, default="local")
+    parser.add_argument("--ray-address", default=None, help="Ray cluster address (ray only)")

@@ -41,10 +41,10 @@ from splice_build.records import (
 )
 from splice_build.remote import download_report
 from splice_build.running import ownership
-from splice_build.running.executors import make_executor
+from splice_build.running.executors import add_executor_arguments, make_executor
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import WorkDir
-from splice_build.running.worker import VideoTask
+from splice_build.running.worker import VideoTask, process_video
 from splice_build.stages import select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -164,7 +164,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         )
         return {"README.md": card.render_card(written, about, extra_sections=sections)}
 
-    problems = finish_build(
+    finished = finish_build(
         lambda: _shuffled(entries, work, keys, config.seed),
         config.out,
         report,
@@ -174,7 +174,16 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         validate_output=config.validate,
         nothing=lambda what: _nothing_built(report, given, what),
     )
-    return BuildResult(given.out, report, problems, time.monotonic() - started)
+    return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class FinishedBuild:
+    """What `finish_build` wrote last: the caller's own files (an import's manifest) are
+    about exactly these videos, since a video whose clips failed validation was dropped."""
+
+    problems: list[validate.Problem]  # empty: ``out`` was replaced
+    written: WriteResult  # the last pass (``out_dir`` is the removed staging folder)
 
 
 def finish_build(
@@ -187,7 +196,7 @@ def finish_build(
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
     validate_output: bool = True,
     nothing: Callable[[str], str],
-) -> list[validate.Problem]:
+) -> FinishedBuild:
     """The tail every build shares (``splice build``, ``splice import-release``; call it
     holding the output's lock): shuffled videos -> shards -> card -> report in a staging
     folder, validated, then swapped in for ``out``.
@@ -195,7 +204,9 @@ def finish_build(
     ``videos`` is called once per pass and output format (each streams the clips again);
     ``render(written, extra_sections)`` gives the files beside the shards (README.md and
     any other, e.g. an import's manifest) from what was written and the report as it is;
-    ``nothing(what)`` is the message of the `UserError` raised when no video is left."""
+    ``nothing(what)`` is the message of the `UserError` raised when no video is left.
+    What the last pass wrote comes back with the problems: a caller's files made in
+    ``render`` (an import's manifest) are about those videos."""
     staging = ownership.new_staging(out)
     dropped: set[str] = set()
 
@@ -203,7 +214,7 @@ def finish_build(
         return (v for v in videos() if v.entry.video_id not in dropped)
 
     try:
-        _write_output(staging, kept, report, render, format, max_shard_bytes)
+        written = _write_output(staging, kept, report, render, format, max_shard_bytes)
         problems = validate.validate(staging) if validate_output else []
         failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
         if failing:
@@ -217,14 +228,14 @@ def finish_build(
                 dropped.add(video_id)
             if not report.included:
                 raise UserError(nothing("valid"))
-            _write_output(staging, kept, report, render, format, max_shard_bytes)
+            written = _write_output(staging, kept, report, render, format, max_shard_bytes)
             problems = validate.validate(staging, quick=True)
         if not problems:
             ownership.replace_output(staging, out)
     finally:
         if staging.exists():  # unswapped: a failed build, which must not replace the old one
             shutil.rmtree(staging)
-    return problems
+    return FinishedBuild(problems, written)
 
 
 def _write_output(
@@ -234,7 +245,7 @@ def _write_output(
     render: Callable[[WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     format: str,
     max_shard_bytes: int,
-) -> None:
+) -> WriteResult:
     """Shards, the rendered files (card...) and the report, into the (emptied) staging
     folder."""
     for child in staging.iterdir():  # the build made the staging folder and all it holds
@@ -249,6 +260,7 @@ def _write_output(
     for name, text in render(written, sections).items():
         (staging / name).write_text(text, "utf-8")
     report.write(staging)
+    return written
 
 
 def _clip_problems_by_video(problems: list[validate.Problem], included: set[str]) -> dict[str, str]:
@@ -316,7 +328,7 @@ def _cut_all(
     seconds = 0.0
     start = time.monotonic()
     with bar:
-        for outcome in executor.run(tasks):
+        for outcome in executor.run(process_video, tasks):
             if outcome.note:
                 report.notes.append(outcome.note)
             if outcome.ok:
@@ -409,8 +421,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fps", type=float, default=None, help="output frame rate (default: the source's)"
     )
     parser.add_argument("--format", choices=FORMATS, default="parquet")
-    parser.add_argument("--executor", choices=("local", "ray"), default="local")
-    parser.add_argument("--ray-address", default=None, help="Ray cluster address (ray only)")
+    add_executor_arguments(parser)
     parser.add_argument(
         "--max-shard-mb",
         type=int,

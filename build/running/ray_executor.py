@@ -1,21 +1,24 @@
-"""The per-video work as Ray tasks, for builds larger than one machine.
+"""The per-video work as Ray tasks, for builds (and imports) larger than one machine.
 
-Each task probes and cuts one video into the shared work folder and returns only its small
-outcome, exactly as a local worker does, so the driver's ordering, resumability and report
-are unchanged and the output is identical to the local executor's. Sources, the work
-folder and the output must be on storage every node sees under the same path (NFS, a
-cluster file system, or an object store mounted with a FUSE driver): the work folder's
-atomic rename and PyAV's seeking need a POSIX file system, so bare fsspec URLs are not
-accepted.
+Each task runs the executor's function on one video (for a build: probe and cut it into
+the shared work folder) and returns only its small result, exactly as a local worker does,
+so the driver's ordering, resumability and report are unchanged and the output is
+identical to the local executor's. Sources, the work folder and the output must be on
+storage every node sees under the same path (NFS, a cluster file system, or an object
+store mounted with a FUSE driver): the work folder's atomic rename and PyAV's seeking need
+a POSIX file system, so bare fsspec URLs are not accepted.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from splice_build.running.lifetime import die_with_parent
-from splice_build.running.worker import Outcome, VideoTask, process_video
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class RayExecutor:
@@ -32,13 +35,13 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         # Enough tasks in flight to keep every CPU busy, few enough that outcomes stream.
         self.in_flight = max(1, 2 * (workers or cpus))
-        self._remote = ray.remote(num_cpus=1, max_retries=2)(_process_video)
+        self._remote = ray.remote(num_cpus=1, max_retries=2)(_in_worker)
 
-    def run(self, tasks: Iterable[VideoTask]) -> Iterator[Outcome]:
+    def run(self, fn: Callable[[T, int], R], tasks: Iterable[T]) -> Iterator[R]:
         ray = self._ray
         pending = []
         for task in tasks:
-            pending.append(self._remote.remote(task))
+            pending.append(self._remote.remote(fn, task))
             if len(pending) >= self.in_flight:
                 done, pending = ray.wait(pending, num_returns=1)
                 yield from ray.get(done)
@@ -47,9 +50,10 @@ class RayExecutor:
             yield from ray.get(done)
 
 
-def _process_video(task: VideoTask) -> Outcome:
-    """`process_video` in a Ray worker that dies with its raylet: Ray ends a dead driver's
-    workers itself, but only once it notices, and a local instance's raylet dies with the
-    driver at once (Ray fate-shares it), so its workers stop cutting at once too."""
+def _in_worker(fn: Callable[[T, int], R], task: T) -> R:
+    """``fn`` in a Ray worker that dies with its raylet: Ray ends a dead driver's workers
+    itself, but only once it notices, and a local instance's raylet dies with the driver at
+    once (Ray fate-shares it), so its workers stop cutting at once too. One thread: a task
+    holds one CPU (``num_cpus=1``)."""
     die_with_parent(os.getppid())
-    return process_video(task)
+    return fn(task, 1)
