@@ -16,7 +16,7 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import select
-from splice_eval import annotate
+from splice_eval import annotate, sampling
 from splice_eval.annotate import Assignment, HumanAnswer, SheetError
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.predictions import read_metadata, read_predictions
@@ -267,7 +267,7 @@ def test_export_ingest_and_rebuild_on_demo(demo_build, tmp_path):
             else:
                 burned, plain = (
                     _decode(part),
-                    schema.sample_frames(original, num_frames=1, max_side=None).frames,
+                    sampling.sample_frames(original, num_frames=1, max_side=None).frames,
                 )
                 h, w = plain.shape[1:3]
                 assert burned.shape[2] >= w and burned.shape[1] > h  # caption band below

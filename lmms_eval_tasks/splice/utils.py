@@ -22,6 +22,7 @@ import datasets
 
 import splice_dataset as schema
 import splice_metric
+from splice_eval import prompts, sampling
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
@@ -121,7 +122,7 @@ def doc_to_visual(doc: dict[str, Any]) -> list[str]:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / schema.clip_file_name(video_id, label)
-        data = schema.clip_bytes(clip)
+        data = sampling.clip_bytes(clip)
         if not path.exists() or path.stat().st_size != len(data):
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
@@ -135,7 +136,7 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = No
     captions for video_text) follow the instruction, in the order doc_to_visual gives the
     clips, since a plain lmms-eval model gets the visuals apart from the text."""
     kwargs = lmms_eval_specific_kwargs or {}
-    prompt = schema.build_prompt(doc, config_of(doc))
+    prompt = prompts.build_prompt(doc, config_of(doc))
     text = prompt.text
     if prompt.config != "text":
         text += "\n" + "\n".join(c.heading for c in prompt.clips)
@@ -147,7 +148,7 @@ def doc_to_messages(
 ) -> list[dict[str, Any]]:
     """Chat models: the instruction, then each clip after its heading, interleaved (the
     layout of ``splice_dataset.to_chat_messages``, in lmms-eval's content format)."""
-    prompt = schema.build_prompt(doc, config_of(doc))
+    prompt = prompts.build_prompt(doc, config_of(doc))
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":
         for item, path in zip(prompt.clips, doc_to_visual(doc), strict=True):
@@ -159,7 +160,7 @@ def doc_to_messages(
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The ideal answer in the prompt's format (for logs; scoring uses the label order)."""
     order = doc[schema.ANSWER]["order"]
-    return schema.answer_text(order)
+    return prompts.answer_text(order)
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
