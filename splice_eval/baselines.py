@@ -33,6 +33,7 @@ import numpy as np
 
 import splice_dataset as schema
 from splice_build.errors import UserError, read_bytes
+from splice_build.output.card import markdown_table
 from splice_build.stages.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 
@@ -291,9 +292,8 @@ def _run_coin(args: argparse.Namespace) -> int:
 
 
 def markdown_prior_table(scores: Mapping[str, Mapping[str, float]]) -> str:
-    lines = ["| clips | videos | binary | Hamming | LCS | edit |", "|---|---|---|---|---|---|"]
-    for key, s in scores.items():
-        lines.append(
-            f"| {key} | {s['videos']} | " + " | ".join(f"{s[m]:.4f}" for m in PAPER_METRICS) + " |"
-        )
-    return "\n".join(lines)
+    rows = [
+        [key, str(s["videos"]), *(f"{s[m]:.4f}" for m in PAPER_METRICS)]
+        for key, s in scores.items()
+    ]
+    return markdown_table(("clips", "videos", "binary", "Hamming", "LCS", "edit"), rows)
