@@ -118,7 +118,9 @@ class _JobLoop:
         self.redactor: Redactor = getattr(caller, "redactor", None) or Redactor()
         self.pending: set[Future[Prediction]] = set()
 
-    def run(self, jobs: Iterable[RowJob], pool: ThreadPoolExecutor, fh: Any, concurrency: int):
+    def run(
+        self, jobs: Iterable[RowJob], pool: ThreadPoolExecutor, fh: Any, concurrency: int
+    ) -> None:
         try:
             for job in jobs:
                 if self.stop is not None:

@@ -40,9 +40,15 @@ class Run:
     sources: tuple[Source, ...] = ()
 
     @classmethod
-    def of(cls, predictions: Iterable[Prediction], **names: Any) -> Run:
-        """The run of predictions of one model and config (``names``: model, config,
-        sources); a video predicted twice is refused, as in a file."""
+    def of(
+        cls,
+        predictions: Iterable[Prediction],
+        model: str = "",
+        config: str = "",
+        sources: tuple[Source, ...] = (),
+    ) -> Run:
+        """The run of predictions of one model and config; a video predicted twice is
+        refused, as in a file."""
         orders: dict[str, list[int] | None] = {}
         errors = set()
         for p in predictions:
@@ -51,7 +57,7 @@ class Run:
             orders[p.video_id] = p.order
             if p.extra.get("error"):
                 errors.add(p.video_id)
-        return cls(orders, frozenset(errors), **names)
+        return cls(orders, frozenset(errors), model, config, sources)
 
     def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
         """Videos the run predicts that the references do not hold, sorted."""

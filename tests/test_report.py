@@ -15,7 +15,7 @@ import pytest
 
 from splice_build.cli import main as splice_main
 from splice_build.stages import taxonomy
-from splice_eval import report
+from splice_eval import figures, report
 from splice_eval.builddata import VideoMeta, read_meta
 from splice_eval.predictions import Prediction, write_predictions
 from splice_eval.scoring import Run
@@ -188,13 +188,13 @@ def test_build_report_numbers_come_from_the_metric(tmp_path):
     assert groups["spatial"]["binary"] == 1.0
     assert math.isnan(groups["everyday"]["binary"])
 
-    figures = {"clips": report.plot_by_clips(rep, tmp_path / "clips.png").name}
+    drawn = {"clips": figures.plot_by_clips(rep, tmp_path / "clips.png").name}
     for what in ("domain", "duration"):
-        report.plot_by_key(rep, what, "video", tmp_path / f"{what}.png")
-        figures[f"{what}:video"] = f"{what}.png"
+        figures.plot_by_key(rep, what, "video", tmp_path / f"{what}.png")
+        drawn[f"{what}:video"] = f"{what}.png"
     for name in ("clips.png", "domain.png", "duration.png"):
         assert_real_png(tmp_path / name)
-    md = report.render_markdown(rep, figures, ["x.jsonl"])
+    md = report.render_markdown(rep, drawn, ["x.jsonl"])
     assert "| Random (exact) |" in md and "| human |" in md
     assert "Vision Only Binary | Vision Only Hamming | Text Binary" in md  # Table 2 layout
     assert "Vision Only LCS | Vision Only Edit" in md  # Table 5 layout
