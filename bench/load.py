@@ -57,6 +57,7 @@ import pyarrow.parquet as pq
 from av.video.reformatter import VideoReformatter
 
 import splice_dataset as sd
+from splice_eval import sampling
 
 TARGET_RATIO = 0.9
 CONFIG = "video_text"
@@ -290,7 +291,9 @@ def every_frame_then_pick(data: bytes, fps: float, max_side: int) -> int:
     multiple of 1/fps."""
     with av.open(io.BytesIO(data)) as container:
         stream = container.streams.video[0]
-        w, h = sd._scaled_size(stream.codec_context.width, stream.codec_context.height, max_side)
+        w, h = sampling.scaled_size(
+            stream.codec_context.width, stream.codec_context.height, max_side
+        )
         reformatter = VideoReformatter()  # the same conversion sample_frames uses
         frames = []
         for frame in container.decode(stream):
@@ -333,10 +336,10 @@ def timed(fn: Callable[[], int]) -> tuple[float, int]:
 def bench_frames(clips: list[bytes], repeat: int, label: str) -> None:
     sample_t = naive_t = decode_t = math.inf
     delivered = naive_delivered = decoded_frames = 0
-    sd.sample_frames(clips[0], fps=1.0, max_side=448)  # warm up codecs
+    sampling.sample_frames(clips[0], fps=1.0, max_side=448)  # warm up codecs
     for _ in range(repeat):
         t, delivered = timed(
-            lambda: sum(len(sd.sample_frames(c, fps=1.0, max_side=448).frames) for c in clips)
+            lambda: sum(len(sampling.sample_frames(c, fps=1.0, max_side=448).frames) for c in clips)
         )
         sample_t = min(sample_t, t)
         t, naive_delivered = timed(lambda: sum(every_frame_then_pick(c, 1.0, 448) for c in clips))

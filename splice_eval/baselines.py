@@ -33,9 +33,11 @@ import numpy as np
 
 import splice_dataset as schema
 from splice_build.errors import UserError, read_bytes
+from splice_build.output.card import markdown_table
 from splice_build.stages.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 
+from . import prompts, sampling
 from .builddata import iter_rows
 from .predictions import Prediction, project_version, write_predictions
 
@@ -116,7 +118,7 @@ def chain_order(first: Sequence[np.ndarray], last: Sequence[np.ndarray]) -> list
 def clip_histograms(clip: bytes, frames: int = FRAMES_PER_CLIP) -> tuple[np.ndarray, np.ndarray]:
     """Histograms of the first and last of ``frames`` uniformly sampled frames of a clip
     (``sample_frames``' bin centres: the first lies 1/16 of the clip in for 8 frames)."""
-    sampled = schema.sample_frames(clip, num_frames=frames, max_side=HIST_MAX_SIDE).frames
+    sampled = sampling.sample_frames(clip, num_frames=frames, max_side=HIST_MAX_SIDE).frames
     if len(sampled) == 0:
         raise ValueError("clip has no decodable frames")
     return colour_histogram(sampled[0]), colour_histogram(sampled[-1])
@@ -172,7 +174,7 @@ def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> It
         raise ValueError(f"baseline {name!r} answers configs {CONFIGS_OF[name]}, not {config!r}")
     batch = 2 if name == "visual-similarity" else 256
     for row in iter_rows(build, config, _columns(name, config), batch_size=batch):
-        raw = schema.answer_text(answer(name, row, seed))
+        raw = prompts.answer_text(answer(name, row, seed))
         extra = {"seed": seed} if name == "random" else {}
         yield Prediction(
             video_id=row[schema.VIDEO_ID],
@@ -277,7 +279,7 @@ def _run_coin(args: argparse.Namespace) -> int:
                 c.video_id,
                 "text",
                 "taxonomy-prior",
-                schema.answer_text(c.prediction),
+                prompts.answer_text(c.prediction),
                 c.prediction,
                 {"reference": c.reference, "task": c.task, "source": args.coin.name},
             )
@@ -290,9 +292,8 @@ def _run_coin(args: argparse.Namespace) -> int:
 
 
 def markdown_prior_table(scores: Mapping[str, Mapping[str, float]]) -> str:
-    lines = ["| clips | videos | binary | Hamming | LCS | edit |", "|---|---|---|---|---|---|"]
-    for key, s in scores.items():
-        lines.append(
-            f"| {key} | {s['videos']} | " + " | ".join(f"{s[m]:.4f}" for m in PAPER_METRICS) + " |"
-        )
-    return "\n".join(lines)
+    rows = [
+        [key, str(s["videos"]), *(f"{s[m]:.4f}" for m in PAPER_METRICS)]
+        for key, s in scores.items()
+    ]
+    return markdown_table(("clips", "videos", "binary", "Hamming", "LCS", "edit"), rows)

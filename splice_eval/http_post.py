@@ -117,38 +117,12 @@ def post(
     watchdog = threading.Thread(target=attempt._watch, args=(timeout,), daemon=True)
     watchdog.start()
     try:
-        try:
-            conn.connect()
-        except ssl.SSLError as exc:
-            raise _failure(attempt, CONNECT, f"TLS handshake failed: {exc}", timeout) from None
-        except socket.gaierror as exc:
-            raise _failure(
-                attempt, CONNECT, f"cannot resolve {parts.hostname}: {exc}", timeout
-            ) from None
-        except TimeoutError:
-            raise _failure(attempt, TIMEOUT, "", timeout) from None
-        except OSError as exc:
-            raise _failure(attempt, CONNECT, f"cannot connect: {exc}", timeout) from None
+        _connect(conn, parts.hostname, attempt, timeout)
         attempt._set_sock(conn.sock)
         try:
             conn.request("POST", path, body=body, headers=headers)
             response = conn.getresponse()
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                chunk = response.read1(_CHUNK)
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > max_bytes:
-                    raise HttpFailure(
-                        OVERSIZE, f"answer body larger than {max_bytes} bytes (--max-answer-bytes)"
-                    )
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise _failure(attempt, TIMEOUT, "", timeout)
-            if response.length:  # EOF before Content-Length: read1 does not raise
-                raise http.client.IncompleteRead(b"", response.length)
+            data = _read_body(response, max_bytes, deadline, attempt, timeout)
             status = response.status
             reply_headers = {k.lower(): v for k, v in response.getheaders()}
         except HttpFailure:
@@ -160,10 +134,54 @@ def post(
             raise _failure(attempt, DROPPED, message, timeout) from None
         if attempt.expired or attempt.aborted:  # finished, but only just: same as too late
             raise _failure(attempt, TIMEOUT, "", timeout)
-        return HttpReply(status, reply_headers, b"".join(chunks))
+        return HttpReply(status, reply_headers, data)
     finally:
         attempt._finish()
         conn.close()
+
+
+def _connect(
+    conn: http.client.HTTPConnection, hostname: str, attempt: Attempt, timeout: float
+) -> None:
+    """Open the connection; each way it fails becomes its ``HttpFailure`` kind."""
+    try:
+        conn.connect()
+    except ssl.SSLError as exc:
+        raise _failure(attempt, CONNECT, f"TLS handshake failed: {exc}", timeout) from None
+    except socket.gaierror as exc:
+        raise _failure(attempt, CONNECT, f"cannot resolve {hostname}: {exc}", timeout) from None
+    except TimeoutError:
+        raise _failure(attempt, TIMEOUT, "", timeout) from None
+    except OSError as exc:
+        raise _failure(attempt, CONNECT, f"cannot connect: {exc}", timeout) from None
+
+
+def _read_body(
+    response: http.client.HTTPResponse,
+    max_bytes: int,
+    deadline: float,
+    attempt: Attempt,
+    timeout: float,
+) -> bytes:
+    """The whole body, refused past ``max_bytes`` or the deadline, chunk by chunk (a server
+    dripping bytes never holds an attempt past its deadline)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = response.read1(_CHUNK)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_bytes:
+            raise HttpFailure(
+                OVERSIZE, f"answer body larger than {max_bytes} bytes (--max-answer-bytes)"
+            )
+        chunks.append(chunk)
+        if time.monotonic() > deadline:
+            raise _failure(attempt, TIMEOUT, "", timeout)
+    if response.length:  # EOF before Content-Length: read1 does not raise
+        raise http.client.IncompleteRead(b"", response.length)
+    return b"".join(chunks)
 
 
 @functools.cache

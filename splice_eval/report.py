@@ -25,7 +25,7 @@ import argparse
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 
@@ -34,34 +34,17 @@ import numpy as np
 from splice_build.errors import UserError
 from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
-from splice_metric import PAPER_METRICS, random_baseline, score
+from splice_metric import PAPER_METRICS, random_baseline
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .predictions import Prediction, describe_metadata, read_metadata, read_predictions
+from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key
+from .predictions import describe_metadata
+from .scoring import Run, invalid_counts, read_runs, score_run
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
-CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
-RANDOM_ROW = "Random (exact)"
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
 CONFIDENCE = 0.95
-
-
-@dataclass
-class Run:
-    """One model's predictions on one config, aligned with the build's videos."""
-
-    model: str
-    config: str
-    videos: list[VideoMeta]
-    orders: list[list[int] | None]  # None: missing, failed or unparsable (scored invalid)
-    # why predictions are invalid, counted apart (as `splice score` does)
-    missing: int = 0  # no prediction for the video
-    errors: int = 0  # the request failed
-    unparsed: int = 0  # an answer with no readable order
-    invalid: int = 0  # an order read that is not a permutation of the clips
-    extra_videos: list[str] = field(default_factory=list)  # predicted, not in the build
-    sources: list[dict] = field(default_factory=list)  # {"file", "metadata"} per file
 
 
 def reasoning_groups() -> list[dict]:
@@ -70,52 +53,26 @@ def reasoning_groups() -> list[dict]:
     return json.loads(text)["groups"]
 
 
-def load_runs(paths: Sequence[str | Path], meta: dict[str, VideoMeta]) -> list[Run]:
-    """Group predictions by (model, config); each covers every video of the build."""
-    collected: dict[tuple[str, str], dict[str, Prediction]] = {}
-    sources: dict[tuple[str, str], list[dict]] = {}
-    for path in paths:
-        metadata = read_metadata(path)
-        for p in read_predictions(path):
-            table = collected.setdefault((p.model, p.config), {})
-            if p.video_id in table:
-                raise UserError(f"{path}: {p.model}/{p.config} predicts video {p.video_id} twice")
-            table[p.video_id] = p
-            files = sources.setdefault((p.model, p.config), [])
-            if not files or files[-1]["file"] != str(path):
-                files.append({"file": str(path), "metadata": metadata})
-    videos = [meta[v] for v in sorted(meta)]
-    runs = []
-    for key, table in sorted(collected.items()):
-        run = Run(*key, videos, [], sources=sources[key])
-        for v in videos:
-            pred = table.get(v.video_id)
-            order = None if pred is None else pred.order
-            if pred is None:
-                run.missing += 1
-            elif pred.extra.get("error"):
-                run.errors += 1
-            elif order is None:
-                run.unparsed += 1
-            elif sorted(order) != sorted(v.order):
-                run.invalid += 1
-            run.orders.append(list(order) if order is not None else None)
-        run.extra_videos = sorted(set(table) - set(meta))
-        runs.append(run)
-    return runs
+def load_runs(paths: Sequence[str | Path]) -> list[Run]:
+    """One run per (model, config) across the files, sorted by model and config."""
+    return sorted(read_runs(paths, per_file=False), key=lambda r: (r.model, r.config))
+
+
+def references_of(videos: Sequence[VideoMeta]) -> dict[str, list[int]]:
+    """The answer order of each video, in the given order: what runs are scored against."""
+    return {v.video_id: list(v.order) for v in videos}
 
 
 # --- scoring (all through splice_metric) ----------------------------------------------
 
 
-def score_run(run: Run, keys: Sequence[str] | None = None, mask: np.ndarray | None = None) -> dict:
-    """The metric's result (with 95% intervals and the exact random expectation) for a run,
-    optionally broken down by one key per video and restricted to a subset of videos."""
-    idx = range(len(run.videos)) if mask is None else np.flatnonzero(mask)
-    return score(
-        [run.orders[i] for i in idx],
-        [list(run.videos[i].order) for i in idx],
-        groups=None if keys is None else [keys[i] for i in idx],
+def score_videos(run: Run, videos: Sequence[VideoMeta], keys: Sequence[str] | None = None) -> dict:
+    """The metric's result (with 95% intervals and the exact random expectation) for a run
+    over these videos, optionally broken down by one key per video."""
+    return score_run(
+        run,
+        references_of(videos),
+        groups=keys,
         random_baseline=True,
         confidence_level=CONFIDENCE,
         seed=0,
@@ -130,11 +87,12 @@ def random_expectation(num_clips: Sequence[int]) -> dict[str, float]:
     return {m: result[m] for m in PAPER_METRICS}
 
 
-def adjacency(run: Run) -> dict[str, float]:
+def adjacency(run: Run, videos: Sequence[VideoMeta]) -> dict[str, float]:
     """Section 7.5: first and last chronological clips predicted next to each other."""
     adjacent = first_before_last = valid = 0
     chance = []
-    for v, order in zip(run.videos, run.orders, strict=True):
+    for v in videos:
+        order = run.orders.get(v.video_id)
         n = v.num_clips
         if n < ADJACENCY_MIN_CLIPS:
             continue
@@ -196,49 +154,48 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
         "random_by_clips": {str(n): random_expectation([n])["binary_accuracy"] for n in clip_keys},
         "runs": [],
     }
+    references = references_of(videos)
     for run in runs:
-        overall = score_run(run)
+        overall = score_videos(run, videos)
         ci = overall["confidence_intervals"]
-        by_domain = score_run(run, [v.domain for v in run.videos])
-        by_duration = score_run(run, [duration_key(v.duration) for v in run.videos])
-        group_rows = []
-        for g in groups:
-            members = set(g["tasks"])
-            mask = np.array([v.task in members for v in run.videos], dtype=bool)
-            row = {"group": g["name"], "table": g["table"], "videos": int(mask.sum())}
-            if mask.any():
-                res = score_run(run, mask=mask)
-                lo, hi = res["confidence_intervals"]["binary_accuracy"]
-                row |= {
-                    "binary": res["binary_accuracy"],
-                    "lo": lo,
-                    "hi": hi,
-                    "random": res["random_baseline"]["binary_accuracy"],
-                }
-            else:
-                row |= {"binary": math.nan, "lo": math.nan, "hi": math.nan, "random": math.nan}
-            group_rows.append(row)
+        by_domain = score_videos(run, videos, [v.domain for v in videos])
+        by_duration = score_videos(run, videos, [duration_key(v.duration) for v in videos])
+        group_rows = [_group_row(run, videos, g) for g in groups]
         out["runs"].append(
             {
                 "model": run.model,
                 "config": run.config,
-                "missing": run.missing,
-                "errors": run.errors,
-                "unparsed": run.unparsed,
-                "invalid": run.invalid,
-                "sources": run.sources,
-                "extra_videos": len(run.extra_videos),
+                **invalid_counts(run, references).as_dict(),
+                "sources": [asdict(source) for source in run.sources],
+                "extra_videos": len(run.not_in(references)),
                 "overall": {
                     m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
                 },
                 "by_clips": _rows(overall, "by_num_clips", clip_keys),
                 "by_domain": _rows(by_domain, "by_group", domains),
                 "by_duration": _rows(by_duration, "by_group", BIN_LABELS),
-                "adjacency": adjacency(run),
+                "adjacency": adjacency(run, videos),
                 "reasoning_groups": group_rows,
             }
         )
     return out
+
+
+def _group_row(run: Run, videos: Sequence[VideoMeta], group: dict) -> dict:
+    """Binary accuracy of a run on the videos of one reasoning-type task group."""
+    members = set(group["tasks"])
+    chosen = [v for v in videos if v.task in members]
+    row = {"group": group["name"], "table": group["table"], "videos": len(chosen)}
+    if not chosen:
+        return row | {"binary": math.nan, "lo": math.nan, "hi": math.nan, "random": math.nan}
+    res = score_videos(run, chosen)
+    lo, hi = res["confidence_intervals"]["binary_accuracy"]
+    return row | {
+        "binary": res["binary_accuracy"],
+        "lo": lo,
+        "hi": hi,
+        "random": res["random_baseline"]["binary_accuracy"],
+    }
 
 
 # --- Markdown -------------------------------------------------------------------------
@@ -263,7 +220,7 @@ def _configs(runs: Sequence[dict]) -> list[str]:
     return [c for c in CONFIG_TITLES if c in present]
 
 
-def _metric_table(report: dict, metrics: Sequence[str]) -> list[str]:
+def _metric_table(report: dict, metrics: Sequence[str]) -> str:
     runs = report["runs"]
     configs = _configs(runs)
     cell = {(r["model"], r["config"]): r for r in runs}
@@ -276,7 +233,7 @@ def _metric_table(report: dict, metrics: Sequence[str]) -> list[str]:
             r = cell.get((model, c))
             vals += [_fmt(r["overall"][m]["mean"]) if r else "–" for m in metrics]
         rows.append([model] + vals)
-    return markdown_table(head, rows).split("\n")
+    return markdown_table(head, rows)
 
 
 def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str]) -> str:
@@ -297,73 +254,34 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "(missing), a request that failed (errors), an answer with no readable order "
         "(unparsed), an order read that is not a permutation of the clips (invalid).",
         "",
-        "| Model | Config | missing | errors | unparsed | invalid | not in build |",
-        "|---|---|---|---|---|---|---|",
+        _coverage_table(runs),
+        "",
+        "## How the answers were produced",
+        "",
+        _settings_table(runs),
+        "",
+        "## Binary and Hamming accuracy (layout of Table 2)",
+        "",
+        _metric_table(report, PAPER_METRICS[:2]),
+        "",
+        "## All metrics (layout of Table 5)",
+        "",
+        _metric_table(report, PAPER_METRICS),
+        "",
+        "## Binary accuracy by number of clips (Fig. 2, Fig. 7)",
+        "",
+        _clips_table(report),
     ]
-    for r in runs:
-        out.append(
-            f"| {r['model']} | {r['config']} | {r['missing']} | {r['errors']} "
-            f"| {r['unparsed']} | {r['invalid']} | {r['extra_videos']} |"
-        )
-    out += ["", "## How the answers were produced", ""]
-    out.append("| Model | Config | File | Settings (the file's metadata line) |")
-    out.append("|---|---|---|---|")
-    for r in runs:
-        for source in r.get("sources", []):
-            settings = describe_metadata(source["metadata"]).replace("|", "\\|")
-            out.append(
-                f"| {r['model']} | {r['config']} | `{Path(source['file']).name}` | {settings} |"
-            )
-    out += ["", "## Binary and Hamming accuracy (layout of Table 2)", ""]
-    out += _metric_table(report, PAPER_METRICS[:2])
-    out += ["", "## All metrics (layout of Table 5)", ""]
-    out += _metric_table(report, PAPER_METRICS)
-
-    out += ["", "## Binary accuracy by number of clips (Fig. 2, Fig. 7)", ""]
-    clip_keys = list(report["random_by_clips"])
-    out.append("| Model | Config | " + " | ".join(f"{k} clips" for k in clip_keys) + " |")
-    out.append("|---|---|" + "---|" * len(clip_keys))
-    out.append(
-        f"| {RANDOM_ROW} | all | "
-        + " | ".join(_pct(report["random_by_clips"][k]) for k in clip_keys)
-        + " |"
-    )
-    for r in runs:
-        got = {row["key"]: row for row in r["by_clips"]}
-        vals = [_ci_pct(got[k]) if k in got else "–" for k in clip_keys]
-        out.append(f"| {r['model']} | {r['config']} | " + " | ".join(vals) + " |")
     if "clips" in figures:
         out += ["", f"![binary accuracy by number of clips]({figures['clips']})"]
-
     for what, title in (
         ("domain", "domain (Fig. 3 top, Fig. 5)"),
         ("duration", "duration (Fig. 3 bottom, Fig. 6)"),
     ):
-        out += ["", f"## Binary accuracy (%) by {title}", ""]
-        keys: list[str] = []
-        for r in runs:
-            for row in r[f"by_{what}"]:
-                if row["key"] not in keys:
-                    keys.append(row["key"])
-        out.append("| Model | Config | " + " | ".join(keys) + " |")
-        out.append("|---|---|" + "---|" * len(keys))
-        for r in runs:
-            got = {row["key"]: row for row in r[f"by_{what}"]}
-            out.append(
-                f"| {r['model']} | {r['config']} | "
-                + " | ".join(_ci_pct(got[k]) if k in got else "–" for k in keys)
-                + " |"
-            )
-        first = runs[0][f"by_{what}"] if runs else []
-        out.append(
-            "| videos / random | | "
-            + " | ".join(f"{row['videos']} / {_pct(row['random'])}" for row in first)
-            + " |"
-        )
+        out += ["", f"## Binary accuracy (%) by {title}", "", _breakdown_table(runs, what)]
         for config, name in sorted(figures.items()):
             if config.startswith(f"{what}:"):
                 out += ["", f"![binary accuracy by {what}, {config.split(':', 1)[1]}]({name})"]
-
     out += [
         "",
         "## First and last clips adjacent "
@@ -373,18 +291,7 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "positions of a uniformly random order with probability 2(n-1)/(n(n-1))); the chance "
         "column is its mean over the videos. Invalid answers are left out of the rates.",
         "",
-        "| Model | Config | videos | valid | adjacent % | chance % | first before last % |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in runs:
-        a = r["adjacency"]
-        out.append(
-            f"| {r['model']} | {r['config']} | {a['videos']} | {a['valid']} | "
-            f"{_pct(a['adjacent_rate'])} | {_pct(a['chance'])} | "
-            f"{_pct(a['first_before_last_rate'])} |"
-        )
-
-    out += [
+        _adjacency_table(runs),
         "",
         "## Reasoning-type groups (Tables 3-4)",
         "",
@@ -394,123 +301,98 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "",
     ]
     if runs:
-        names = [g["group"] for g in runs[0]["reasoning_groups"]]
-        tables = [g["table"] for g in runs[0]["reasoning_groups"]]
-        out.append(
-            "| Model | Config | "
-            + " | ".join(f"{n} ({t})" for n, t in zip(names, tables, strict=True))
-            + " |"
-        )
-        out.append("|---|---|" + "---|" * len(names))
-        g0 = runs[0]["reasoning_groups"]
-        out.append("| videos | | " + " | ".join(str(g["videos"]) for g in g0) + " |")
-        out.append(f"| {RANDOM_ROW} | | " + " | ".join(_pct(g["random"]) for g in g0) + " |")
-        for r in runs:
-            out.append(
-                f"| {r['model']} | {r['config']} | "
-                + " | ".join(_pct(g["binary"]) for g in r["reasoning_groups"])
-                + " |"
-            )
+        out.append(_groups_table(runs))
     return "\n".join(out) + "\n"
+
+
+def _coverage_table(runs: Sequence[dict]) -> str:
+    head = ("Model", "Config", "missing", "errors", "unparsed", "invalid", "not in build")
+    kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos")
+    rows = [[r["model"], r["config"], *(str(r[k]) for k in kinds)] for r in runs]
+    return markdown_table(head, rows)
+
+
+def _settings_table(runs: Sequence[dict]) -> str:
+    rows = [
+        [
+            r["model"],
+            r["config"],
+            f"`{Path(source['file']).name}`",
+            describe_metadata(source["metadata"]).replace("|", "\\|"),
+        ]
+        for r in runs
+        for source in r.get("sources", [])
+    ]
+    return markdown_table(("Model", "Config", "File", "Settings (the file's metadata line)"), rows)
+
+
+def _clips_table(report: dict) -> str:
+    clip_keys = list(report["random_by_clips"])
+    random_row = [RANDOM_ROW, "all", *(_pct(report["random_by_clips"][k]) for k in clip_keys)]
+    rows = [random_row]
+    for r in report["runs"]:
+        got = {row["key"]: row for row in r["by_clips"]}
+        rows.append(
+            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in clip_keys)]
+        )
+    return markdown_table(["Model", "Config", *(f"{k} clips" for k in clip_keys)], rows)
+
+
+def _breakdown_table(runs: Sequence[dict], what: str) -> str:
+    keys: list[str] = []
+    for r in runs:
+        for row in r[f"by_{what}"]:
+            if row["key"] not in keys:
+                keys.append(row["key"])
+    rows = []
+    for r in runs:
+        got = {row["key"]: row for row in r[f"by_{what}"]}
+        rows.append(
+            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in keys)]
+        )
+    first = runs[0][f"by_{what}"] if runs else []
+    rows.append(
+        ["videos / random", "", *(f"{row['videos']} / {_pct(row['random'])}" for row in first)]
+    )
+    return markdown_table(["Model", "Config", *keys], rows)
+
+
+def _adjacency_table(runs: Sequence[dict]) -> str:
+    head = ("Model", "Config", "videos", "valid", "adjacent %", "chance %", "first before last %")
+    rows = []
+    for r in runs:
+        a = r["adjacency"]
+        rows.append(
+            [
+                r["model"],
+                r["config"],
+                str(a["videos"]),
+                str(a["valid"]),
+                _pct(a["adjacent_rate"]),
+                _pct(a["chance"]),
+                _pct(a["first_before_last_rate"]),
+            ]
+        )
+    return markdown_table(head, rows)
+
+
+def _groups_table(runs: Sequence[dict]) -> str:
+    g0 = runs[0]["reasoning_groups"]
+    head = ["Model", "Config", *(f"{g['group']} ({g['table']})" for g in g0)]
+    rows = [
+        ["videos", "", *(str(g["videos"]) for g in g0)],
+        [RANDOM_ROW, "", *(_pct(g["random"]) for g in g0)],
+    ]
+    rows += [
+        [r["model"], r["config"], *(_pct(g["binary"]) for g in r["reasoning_groups"])] for r in runs
+    ]
+    return markdown_table(head, rows)
 
 
 def _ci_pct(row: dict) -> str:
     if math.isnan(row["mean"]):
         return "–"
     return f"{100 * row['mean']:.1f} [{100 * row['lo']:.1f}, {100 * row['hi']:.1f}]"
-
-
-# --- figures --------------------------------------------------------------------------
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _label(r: dict) -> str:
-    return f"{r['model']} ({CONFIG_TITLES[r['config']]})"
-
-
-def plot_by_clips(report: dict, path: Path) -> Path:
-    """Fig. 2: binary accuracy against the number of clips, human and random marked."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
-    keys = list(report["random_by_clips"])
-    xs = [int(k) for k in keys]
-    ax.plot(xs, [report["random_by_clips"][k] for k in keys], "--", color="gray", label=RANDOM_ROW)
-    for r in report["runs"]:
-        rows = r["by_clips"]
-        x = [int(row["key"]) for row in rows]
-        y = np.array([row["mean"] for row in rows])
-        err = np.array([[row["mean"] - row["lo"], row["hi"] - row["mean"]] for row in rows]).T
-        style = {"color": "red", "linewidth": 2.5} if r["model"] == HUMAN_MODEL else {}
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=_label(r), **style)
-    ax.set_xlabel("number of clips")
-    ax.set_ylabel("binary accuracy")
-    ax.set_xticks(xs)
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
-
-
-def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
-    """Figs. 3, 5-6: bars per model with 95% intervals; human red and random gray dashes."""
-    plt = _pyplot()
-    runs = [r for r in report["runs"] if r["config"] == config]
-    models = [r for r in runs if r["model"] != HUMAN_MODEL]
-    human = next((r for r in runs if r["model"] == HUMAN_MODEL), None)
-    keys = [row["key"] for row in runs[0][f"by_{what}"]] if runs else []
-    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(keys) + 4), 4.8), dpi=100)
-    width = 0.8 / max(len(models), 1)
-    x = np.arange(len(keys))
-    for i, r in enumerate(models):
-        got = {row["key"]: row for row in r[f"by_{what}"]}
-        mean = np.array([got[k]["mean"] for k in keys])
-        err = np.array(
-            [[got[k]["mean"] - got[k]["lo"], got[k]["hi"] - got[k]["mean"]] for k in keys]
-        ).T
-        ax.bar(x - 0.4 + width * (i + 0.5), mean, width, yerr=err, capsize=2, label=r["model"])
-    rand = {row["key"]: row["random"] for row in runs[0][f"by_{what}"]} if runs else {}
-    for j, k in enumerate(keys):
-        ax.hlines(
-            rand[k],
-            j - 0.45,
-            j + 0.45,
-            colors="gray",
-            linestyles="dashed",
-            label="random (weighted)" if j == 0 else None,
-        )
-        if human:
-            got = {row["key"]: row for row in human[f"by_{what}"]}
-            if k in got:
-                ax.hlines(
-                    got[k]["mean"],
-                    j - 0.45,
-                    j + 0.45,
-                    colors="red",
-                    linestyles="dashed",
-                    label="human" if j == 0 else None,
-                )
-    ax.set_xticks(x)
-    ax.set_xticklabels(keys, rotation=35, ha="right", fontsize=8)
-    ax.set_ylabel("binary accuracy")
-    ax.set_ylim(0, 1.05)
-    ax.set_title(f"Binary accuracy by {what}, {CONFIG_TITLES[config]}")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
 
 
 def write_report(
@@ -520,7 +402,7 @@ def write_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
-    runs = load_runs(prediction_files, meta)
+    runs = load_runs(prediction_files)
     report = build_report(runs, meta)
     figures: dict[str, str] = {}
     if report["runs"]:

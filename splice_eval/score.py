@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,11 @@ import splice_dataset as sd
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval.builddata import NotABuild, read_meta
-from splice_eval.predictions import describe_metadata, read_metadata, read_predictions
+from splice_eval.predictions import describe_metadata
+from splice_eval.scoring import Run, invalid_counts
+from splice_eval.scoring import read_runs as read_runs_of
+from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
-from splice_metric import score as score_orders
 
 # Table column headers by rate name (the columns follow RATES' order).
 _COLUMNS = {
@@ -40,25 +42,8 @@ _COLUMNS = {
 class Answers:
     """The build's ground truth, one entry per video, in video_id order."""
 
-    video_ids: list[str]
-    orders: list[list[int]]
-    columns: dict[str, list[Any]]  # num_clips, domain, task, ... aligned with video_ids
-
-
-@dataclass
-class Run:
-    """Predictions of one model on one config, read from one file."""
-
-    source: Path
-    model: str
-    config: str
-    orders: dict[str, list[int] | None] = field(default_factory=dict)
-    errors: set[str] = field(default_factory=set)  # videos whose request failed
-    metadata: dict[str, Any] | None = None  # the file's metadata line
-
-    @property
-    def name(self) -> str:
-        return f"{self.source.name}:{self.model}/{self.config}"
+    references: dict[str, list[int]]  # video id -> answer order
+    columns: dict[str, list[Any]]  # num_clips, domain, task, ... aligned with references
 
 
 def read_answers(build_dir: str | Path) -> Answers:
@@ -73,8 +58,7 @@ def read_answers(build_dir: str | Path) -> Answers:
         ) from None
     videos = [meta[v] for v in sorted(meta)]
     return Answers(
-        video_ids=[v.video_id for v in videos],
-        orders=[list(v.order) for v in videos],
+        references={v.video_id: list(v.order) for v in videos},
         columns={
             sd.NUM_CLIPS: [v.num_clips for v in videos],
             sd.DOMAIN: [v.domain for v in videos],
@@ -84,32 +68,21 @@ def read_answers(build_dir: str | Path) -> Answers:
 
 
 def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
-    """Runs of the prediction files; a duplicate or unknown video raises naming both."""
-    known = set(answers.video_ids)
-    runs: dict[tuple[Path, str, str], Run] = {}
-    for path in map(Path, paths):
-        metadata = read_metadata(path)
-        for pred in read_predictions(path):
-            if pred.video_id not in known:
-                raise UserError(
-                    f"{path}: video {pred.video_id!r} (model {pred.model!r}, config "
-                    f"{pred.config!r}) is not in the build"
-                )
-            run = runs.setdefault(
-                (path, pred.model, pred.config),
-                Run(path, pred.model, pred.config, metadata=metadata),
+    """Runs of the prediction files, one per (file, model, config); an unknown video or a
+    file without predictions raises naming the file."""
+    runs = read_runs_of(paths, per_file=True)
+    for run in runs:
+        unknown = run.not_in(answers.references)
+        if unknown:
+            vid = next(v for v in run.orders if v in set(unknown))
+            raise UserError(
+                f"{run.sources[0].file}: video {vid!r} (model {run.model!r}, config "
+                f"{run.config!r}) is not in the build"
             )
-            if pred.video_id in run.orders:
-                raise UserError(
-                    f"{path}: video {pred.video_id!r} has two predictions for model "
-                    f"{pred.model!r}, config {pred.config!r}"
-                )
-            run.orders[pred.video_id] = pred.order
-            if pred.extra.get("error"):
-                run.errors.add(pred.video_id)
-        if not any(key[0] == path for key in runs):
+    for path in map(str, paths):
+        if not any(run.sources[0].file == path for run in runs):
             raise UserError(f"{path}: no predictions")
-    return list(runs.values())
+    return runs
 
 
 def score_run(
@@ -121,51 +94,25 @@ def score_run(
     bootstrap_iterations: int = 1000,
 ) -> dict[str, Any]:
     """Scores of one run over every video of the build (missing videos are invalid)."""
-    predictions = [run.orders.get(vid) for vid in answers.video_ids]
-    result = score_orders(
-        predictions,
-        answers.orders,
-        random_baseline=random_baseline,
-        confidence_level=confidence_level,
-        bootstrap_iterations=bootstrap_iterations,
-    )
-    result |= answer_counts(run, answers)
+    options = {
+        "random_baseline": random_baseline,
+        "confidence_level": confidence_level,
+        "bootstrap_iterations": bootstrap_iterations,
+    }
+    result = score_against(run, answers.references, **options)
+    result |= invalid_counts(run, answers.references).as_dict()
     if groups:
         result["by_group"] = {}
         for column in groups:
-            by = score_orders(
-                predictions,
-                answers.orders,
-                groups=answers.columns[column],
-                random_baseline=random_baseline,
-                confidence_level=confidence_level,
-                bootstrap_iterations=bootstrap_iterations,
-            )
+            by = score_against(run, answers.references, groups=answers.columns[column], **options)
             result["by_group"][column] = by["by_group"]
             if random_baseline:
                 result["random_baseline"].setdefault("by_group", {})[column] = by[
                     "random_baseline"
                 ]["by_group"]
-    head = {"file": str(run.source), "model": run.model, "config": run.config}
-    return {**head, "metadata": run.metadata, **result}
-
-
-def answer_counts(run: Run, answers: Answers) -> dict[str, int]:
-    """Why predictions are invalid, counted apart: no prediction for the video
-    (``missing``), a request that failed (``errors``), an answer with no readable order
-    (``unparsed``), and an order read that is not a permutation of the clips
-    (``invalid``). The metric's ``unparsed_rate`` covers the first three."""
-    counts = {"missing": 0, "errors": 0, "unparsed": 0, "invalid": 0}
-    for vid, reference in zip(answers.video_ids, answers.orders, strict=True):
-        if vid not in run.orders:
-            counts["missing"] += 1
-        elif vid in run.errors:
-            counts["errors"] += 1
-        elif run.orders[vid] is None:
-            counts["unparsed"] += 1
-        elif sorted(run.orders[vid]) != sorted(reference):
-            counts["invalid"] += 1
-    return counts
+    source = run.sources[0]
+    head = {"file": source.file, "model": run.model, "config": run.config}
+    return {**head, "metadata": source.metadata, **result}
 
 
 def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
@@ -256,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     print(render(results, args.groups))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"data": str(args.data), "videos": len(answers.video_ids), "runs": results}
+        payload = {"data": str(args.data), "videos": len(answers.references), "runs": results}
         args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
         print(f"\nwrote {args.json}")
     return 0

@@ -16,10 +16,11 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import select
-from splice_eval import annotate
-from splice_eval.annotate import Assignment, HumanAnswer, SheetError
+from splice_eval import annotate, sampling, sheets
+from splice_eval.annotate import Assignment, HumanAnswer
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.predictions import read_metadata, read_predictions
+from splice_eval.sheets import SheetError
 from splice_metric.splice_metric import score
 
 # --- assignment -----------------------------------------------------------------------
@@ -89,7 +90,7 @@ def _sheet(path: Path, rows: list[tuple[str, str]], header=("folder", "order")) 
     ],
 )
 def test_parse_cell(cell, expected):
-    assert annotate.parse_cell(cell) == expected
+    assert sheets.parse_cell(cell) == expected
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ def test_parse_cell(cell, expected):
 def test_malformed_sheets_name_file_and_line(tmp_path, rows, header, message):
     path = _sheet(tmp_path / "x.csv", rows, header or ("folder", "order"))
     with pytest.raises(SheetError, match=message):
-        annotate.read_sheet(path)
+        sheets.read_sheet(path)
 
 
 def test_answers_are_checked_against_the_key(tmp_path):
@@ -335,7 +336,7 @@ def _check_parts(pkg: Path, key: dict[int, Assignment], demo_build: Path) -> Non
             else:
                 burned, plain = (
                     _decode(part),
-                    schema.sample_frames(original, num_frames=1, max_side=None).frames,
+                    sampling.sample_frames(original, num_frames=1, max_side=None).frames,
                 )
                 h, w = plain.shape[1:3]
                 assert burned.shape[2] >= w and burned.shape[1] > h  # caption band below

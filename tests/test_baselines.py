@@ -14,7 +14,7 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import shuffle, taxonomy
-from splice_eval import baselines
+from splice_eval import baselines, prompts
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.predictions import read_predictions
 from splice_metric.splice_metric import parse_order, random_baseline
@@ -45,7 +45,7 @@ def test_random_order_is_uniform_enough():
 
 def test_identity_and_answer_text_roundtrip():
     assert baselines.identity_order(4) == [1, 2, 3, 4]
-    text = schema.answer_text([3, 1, 2])
+    text = prompts.answer_text([3, 1, 2])
     assert text == "<order>Video 3, Video 1, Video 2</order>"
     assert parse_order(text) == [3, 1, 2]
 

@@ -17,6 +17,7 @@ import pytest
 
 import splice_dataset as sd
 import splice_metric
+from splice_eval import prompts, sampling
 from splice_metric import parse_order
 
 METRIC_DIR = str(Path(splice_metric.__file__).parent)
@@ -35,7 +36,7 @@ def label_metric():
 def _random_answer(rng: random.Random, n: int) -> tuple[str, list[int]]:
     labels = list(range(1, n + 1))
     rng.shuffle(labels)
-    text = "Let me think.\n<order>" + ", ".join(sd.clip_label(k) for k in labels) + "</order>"
+    text = "Let me think.\n<order>" + ", ".join(prompts.clip_label(k) for k in labels) + "</order>"
     return text, labels
 
 
@@ -47,9 +48,9 @@ def _run(ds, config: str, seed: int = 0) -> tuple[list[str], list[list[int]], in
     for index, row in enumerate(ds):
         assert set(row) == set(sd.columns(config))
         n = row[sd.NUM_CLIPS]
-        prompt = sd.build_prompt(row, config)
+        prompt = prompts.build_prompt(row, config)
         assert prompt.labels == tuple(f"Video {k}" for k in range(1, n + 1))
-        messages = sd.to_chat_messages(prompt, clips_as="video")
+        messages = prompts.to_chat_messages(prompt, clips_as="video")
         content = messages[0]["content"]
         if config == "text":
             assert len(content) == 1
@@ -58,15 +59,17 @@ def _run(ds, config: str, seed: int = 0) -> tuple[list[str], list[list[int]], in
             assert sum(c["type"] == "video_url" for c in content) == n
             if index < 2:  # frames of every clip of the first rows, both paper settings
                 for item in prompt.clips:
-                    per_second = sd.sample_frames(item.clip, fps=1.0, max_side=448)
-                    uniform = sd.sample_frames(item.clip, num_frames=16)
+                    per_second = sampling.sample_frames(item.clip, fps=1.0, max_side=448)
+                    uniform = sampling.sample_frames(item.clip, num_frames=16)
                     assert per_second.frames.dtype == np.uint8 and uniform.frames.shape[0] == 16
                     assert max(per_second.frames.shape[1:3]) <= 448
                     duration = row[sd.CLIP_DURATIONS][item.number - 1]
                     assert abs(len(per_second.frames) - math.ceil(duration)) <= 1
                     assert np.all(np.diff(uniform.times) >= 0)
                     sampled += 1
-                images = sd.to_chat_messages(prompt, clips_as="images", frames={"num_frames": 2})
+                images = prompts.to_chat_messages(
+                    prompt, clips_as="images", frames={"num_frames": 2}
+                )
                 assert sum(c["type"] == "image_url" for c in images[0]["content"]) == 2 * n
         text, labels = _random_answer(rng, n)
         assert parse_order(text) == labels

@@ -13,10 +13,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
+import datasets
 import numpy as np
 import pytest
 
 import splice_dataset as sd
+from splice_eval import sampling
 from tests import videos
 
 
@@ -56,7 +58,7 @@ def clip60(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return encode_index_clip(tmp_path_factory.mktemp("clips") / "clip60.mp4", 60)
 
 
-def indices(frames: sd.Frames) -> list[int]:
+def indices(frames: sampling.Frames) -> list[int]:
     return [read_index(f) for f in frames.frames]
 
 
@@ -67,7 +69,7 @@ def test_generated_clip_is_readable(clip60: Path) -> None:
 
 
 def test_num_frames_takes_frame_on_screen_at_bin_centres(clip60: Path) -> None:
-    got = sd.sample_frames(clip60, num_frames=16, max_side=None)
+    got = sampling.sample_frames(clip60, num_frames=16, max_side=None)
     # D = 6.0 s, bin centre i = (i + 1/2) * 6 / 16 s, on screen: frame floor(centre * 10).
     expected = [math.floor((2 * i + 1) * 60 / 32) for i in range(16)]
     assert indices(got) == expected
@@ -88,40 +90,39 @@ def test_num_frames_takes_frame_on_screen_at_bin_centres(clip60: Path) -> None:
 def test_fps_takes_frame_on_screen_at_multiples_of_period(
     clip60: Path, fps: float, expected: list[int]
 ) -> None:
-    got = sd.sample_frames(clip60, fps=fps, max_side=None)
+    got = sampling.sample_frames(clip60, fps=fps, max_side=None)
     assert indices(got) == expected
     np.testing.assert_allclose(got.times, np.array(expected) / 10)
 
 
 def test_default_is_one_fps(clip60: Path) -> None:
-    assert indices(sd.sample_frames(clip60)) == [0, 10, 20, 30, 40, 50]
+    assert indices(sampling.sample_frames(clip60)) == [0, 10, 20, 30, 40, 50]
 
 
 def test_short_clip_repeats_frames_to_give_num_frames(tmp_path: Path) -> None:
     clip = encode_index_clip(tmp_path / "short.mp4", 5)
-    got = sd.sample_frames(clip, num_frames=16)
+    got = sampling.sample_frames(clip, num_frames=16)
     assert indices(got) == [math.floor((2 * i + 1) * 5 / 32) for i in range(16)]
     # A clip shorter than one period still gives one frame at 1 fps.
-    assert indices(sd.sample_frames(clip, fps=1.0)) == [0]
+    assert indices(sampling.sample_frames(clip, fps=1.0)) == [0]
 
 
 def test_max_side_caps_the_longer_side_and_never_upscales(tmp_path: Path, clip60: Path) -> None:
-    assert sd.sample_frames(clip60, fps=1, max_side=80).frames.shape == (6, 48, 80, 3)
-    assert sd.sample_frames(clip60, fps=1, max_side=448).frames.shape == (6, 96, 160, 3)
-    assert sd.sample_frames(clip60, fps=1, max_side=160).frames.shape == (6, 96, 160, 3)
+    assert sampling.sample_frames(clip60, fps=1, max_side=80).frames.shape == (6, 48, 80, 3)
+    assert sampling.sample_frames(clip60, fps=1, max_side=448).frames.shape == (6, 96, 160, 3)
+    assert sampling.sample_frames(clip60, fps=1, max_side=160).frames.shape == (6, 96, 160, 3)
     portrait = encode_index_clip(tmp_path / "portrait.mp4", 12, width=96, height=160)
-    assert sd.sample_frames(portrait, fps=1, max_side=80).frames.shape == (2, 80, 48, 3)
+    assert sampling.sample_frames(portrait, fps=1, max_side=80).frames.shape == (2, 80, 48, 3)
     # Downscaled frames still show the right content.
-    assert indices(sd.sample_frames(clip60, fps=1, max_side=80)) == [0, 10, 20, 30, 40, 50]
+    assert indices(sampling.sample_frames(clip60, fps=1, max_side=80)) == [0, 10, 20, 30, 40, 50]
 
 
 class _DecoderWithSource:
-    """What `datasets.Video` decodes to, duck-typed: torchcodec's decoder API plus the
-    `_hf_encoded` source datasets attaches. Only the attributes sample_frames reads."""
+    """What `datasets.Video` decodes a local file to, duck-typed: torchcodec's decoder API
+    plus the `metadata.path` datasets sets. Only the attributes sample_frames reads."""
 
-    def __init__(self, encoded: dict) -> None:
-        self._hf_encoded = encoded
-        self.metadata = type("Meta", (), {"path": encoded.get("path")})()
+    def __init__(self, path: str) -> None:
+        self.metadata = type("Meta", (), {"path": path})()
 
     def get_frames_played_at(self, seconds: list[float]) -> None:
         raise AssertionError("a decoder with a readable source must be read with PyAV")
@@ -129,18 +130,19 @@ class _DecoderWithSource:
 
 def test_every_input_form_gives_the_same_frames(clip60: Path, tmp_path: Path) -> None:
     data = clip60.read_bytes()
-    reference = sd.sample_frames(clip60, num_frames=7)
+    reference = sampling.sample_frames(clip60, num_frames=7)
     forms = [
         str(clip60),
         data,
         bytearray(data),
         {"bytes": data, "path": "vid_video1.mp4"},
         {"bytes": None, "path": str(clip60)},
-        _DecoderWithSource({"bytes": data, "path": "vid_video1.mp4"}),
-        _DecoderWithSource({"bytes": None, "path": str(clip60)}),
+        _DecoderWithSource(str(clip60)),
     ]
+    if sd.torchcodec_available():  # a real decoder of embedded bytes, as datasets makes it
+        forms.append(datasets.Video().decode_example({"bytes": data, "path": "vid_video1.mp4"}))
     for form in forms:
-        got = sd.sample_frames(form, num_frames=7)
+        got = sampling.sample_frames(form, num_frames=7)
         np.testing.assert_array_equal(got.frames, reference.frames)
         np.testing.assert_array_equal(got.times, reference.times)
 
@@ -169,8 +171,8 @@ class _PlayedAtDecoder:
 
 def test_decoder_without_source_uses_played_at_with_the_same_targets(clip60: Path) -> None:
     decoder = _PlayedAtDecoder(clip60)
-    got = sd.sample_frames(decoder, num_frames=16, max_side=80)
-    ref = sd.sample_frames(clip60, num_frames=16, max_side=80)
+    got = sampling.sample_frames(decoder, num_frames=16, max_side=80)
+    ref = sampling.sample_frames(clip60, num_frames=16, max_side=80)
     assert indices(got) == indices(ref)
     assert got.frames.shape == ref.frames.shape
     np.testing.assert_allclose(got.times, ref.times)
@@ -187,7 +189,7 @@ def _reference_pick(path: Path, targets_fn, max_side: int | None) -> tuple[np.nd
     frames.sort(key=lambda x: x[0])
     first = frames[0][0]
     duration = (frames[-1][0] + last_dur - first) * tb
-    w, h = sd._scaled_size(frames[0][1].width, frames[0][1].height, max_side)
+    w, h = sampling.scaled_size(frames[0][1].width, frames[0][1].height, max_side)
     chosen = []
     for t in targets_fn(duration):
         on_screen = [f for f in frames if (f[0] - first) * tb <= t]
@@ -214,7 +216,7 @@ def test_real_footage_matches_full_decode(
             return [(2 * i + 1) * d / 32 for i in range(16)]
 
     ref_imgs, ref_times = _reference_pick(path, targets, 448)
-    got = sd.sample_frames(path, max_side=448, **setting)
+    got = sampling.sample_frames(path, max_side=448, **setting)
     if "fps" in setting:
         assert got.times[0] == 0.0  # times count from the clip's first frame
     np.testing.assert_allclose(got.times, ref_times)
@@ -228,7 +230,7 @@ def test_keyframe_skipping_decodes_only_what_is_needed(clip60: Path) -> None:
         packets = [(p.pts, p) for p in c.demux(stream) if p.size]
         timeline = sorted(pts for pts, _ in packets)
         wanted = [timeline[i] for i in (0, 30, 50)]
-        frames, packets_fed = sd._decode_wanted(stream, packets, wanted, "clip60")
+        frames, packets_fed = sampling.decode_wanted(stream, packets, wanted, "clip60")
     assert sorted(frames) == wanted
     assert [read_index(frames[p].to_ndarray(format="rgb24")) for p in wanted] == [0, 30, 50]
     # Wanted frames are keyframes here: each needs its own packet plus the B-frame delay,
@@ -238,18 +240,18 @@ def test_keyframe_skipping_decodes_only_what_is_needed(clip60: Path) -> None:
 
 def test_bad_inputs_name_the_clip(tmp_path: Path, clip60: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope.mp4"):
-        sd.sample_frames(tmp_path / "nope.mp4")
+        sampling.sample_frames(tmp_path / "nope.mp4")
     with pytest.raises(FileNotFoundError, match="vid_video2.mp4"):
-        sd.sample_frames({"bytes": None, "path": "vid_video2.mp4"})
+        sampling.sample_frames({"bytes": None, "path": "vid_video2.mp4"})
     with pytest.raises(ValueError, match="vid_video3.mp4"):
-        sd.sample_frames({"bytes": b"not a video at all" * 20, "path": "vid_video3.mp4"})
+        sampling.sample_frames({"bytes": b"not a video at all" * 20, "path": "vid_video3.mp4"})
     with pytest.raises(ValueError, match="neither"):
-        sd.sample_frames({"bytes": None, "path": None})
+        sampling.sample_frames({"bytes": None, "path": None})
     with pytest.raises(TypeError, match="unsupported clip type"):
-        sd.sample_frames(12)
+        sampling.sample_frames(12)
     with pytest.raises(ValueError, match="not both"):
-        sd.sample_frames(clip60, fps=1.0, num_frames=4)
+        sampling.sample_frames(clip60, fps=1.0, num_frames=4)
     with pytest.raises(ValueError, match="num_frames"):
-        sd.sample_frames(clip60, num_frames=0)
+        sampling.sample_frames(clip60, num_frames=0)
     with pytest.raises(ValueError, match="fps"):
-        sd.sample_frames(clip60, fps=-1)
+        sampling.sample_frames(clip60, fps=-1)

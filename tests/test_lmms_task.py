@@ -22,6 +22,7 @@ import yaml
 
 import splice_dataset as schema
 import splice_metric
+from splice_eval import prompts
 from splice_eval.builddata import iter_rows, read_meta
 from tests.side_venvs import side_venv_python
 
@@ -110,7 +111,7 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
         records = []
         for doc in rows:
             assert utils.config_of(doc) == config
-            prompt = schema.build_prompt(doc, config)
+            prompt = prompts.build_prompt(doc, config)
             text = utils.doc_to_text(doc, {"pre_prompt": "", "post_prompt": ""})
             assert text.startswith(prompt.text)
             for item in prompt.clips:

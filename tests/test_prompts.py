@@ -12,6 +12,7 @@ import pytest
 
 import splice_dataset as sd
 import splice_metric
+from splice_eval import prompts, sampling
 
 # The expected texts, written out in full (fragments joined as Python joins adjacent
 # literals, len(clips) = 3).
@@ -56,9 +57,11 @@ def row(bikes_mp4: Path) -> dict:
 
 
 def test_the_three_prompts_word_for_word(row: dict) -> None:
-    assert sd.build_prompt(row, "video").text == VIDEO_3
-    assert sd.build_prompt(row, "video_text").text == VIDEO_TEXT_3
-    assert sd.build_prompt({k: v for k, v in row.items() if k != sd.CLIPS}, "text").text == TEXT_3
+    assert prompts.build_prompt(row, "video").text == VIDEO_3
+    assert prompts.build_prompt(row, "video_text").text == VIDEO_TEXT_3
+    assert (
+        prompts.build_prompt({k: v for k, v in row.items() if k != sd.CLIPS}, "text").text == TEXT_3
+    )
 
 
 # Appendix A.3 of the paper, each prompt as the fragments it prints (adjacent Python
@@ -102,39 +105,39 @@ def test_prompts_match_the_paper_fragments(row: dict) -> None:
     """Against Appendix A.3's printed fragments, joined as Python joins them."""
     for fragments, config in ((PAPER_A3_VIDEO, "video"), (PAPER_A3_VIDEO_TEXT, "video_text")):
         expected = "".join(fragments).replace("len(clips)", "3")
-        assert sd.build_prompt(row, config).text == expected
-    prompt = sd.build_prompt(row, "text").text
+        assert prompts.build_prompt(row, config).text == expected
+    prompt = prompts.build_prompt(row, "text").text
     assert prompt.startswith("".join(PAPER_A3_TEXT_HEAD))
     assert prompt.endswith("".join(PAPER_A3_TEXT_TAIL))
 
 
 def test_clips_are_labelled_with_their_captions(row: dict) -> None:
-    video = sd.build_prompt(row, "video")
+    video = prompts.build_prompt(row, "video")
     assert video.labels == ("Video 1", "Video 2", "Video 3")
     assert [c.heading for c in video.clips] == ["Video 1", "Video 2", "Video 3"]
     assert all(c.caption is None for c in video.clips)
     assert [c.clip for c in video.clips] == row[sd.CLIPS]
-    vt = sd.build_prompt(row, "video_text")
+    vt = prompts.build_prompt(row, "video_text")
     assert [c.heading for c in vt.clips] == [f"Video {k}: {c}" for k, c in enumerate(CAPTIONS, 1)]
-    text = sd.build_prompt(row, "text")
+    text = prompts.build_prompt(row, "text")
     assert [c.clip for c in text.clips] == [None, None, None]
     assert [c.caption for c in text.clips] == CAPTIONS
 
 
 def test_prompt_count_follows_the_row(row: dict) -> None:
     two = {**row, sd.CLIPS: row[sd.CLIPS][:2], sd.CAPTIONS: CAPTIONS[:2]}
-    assert sd.build_prompt(two, "video").text.startswith("A video has been split into 2 clips")
+    assert prompts.build_prompt(two, "video").text.startswith("A video has been split into 2 clips")
 
 
 def test_bad_rows_name_the_video_and_column(row: dict) -> None:
     with pytest.raises(KeyError, match="'abc'.*clips"):
-        sd.build_prompt({sd.VIDEO_ID: "abc", sd.CAPTIONS: CAPTIONS}, "video")
+        prompts.build_prompt({sd.VIDEO_ID: "abc", sd.CAPTIONS: CAPTIONS}, "video")
     with pytest.raises(KeyError, match="captions"):
-        sd.build_prompt({sd.VIDEO_ID: "abc", sd.CLIPS: row[sd.CLIPS]}, "video_text")
+        prompts.build_prompt({sd.VIDEO_ID: "abc", sd.CLIPS: row[sd.CLIPS]}, "video_text")
     with pytest.raises(ValueError, match="3 clips but 2 captions"):
-        sd.build_prompt({**row, sd.CAPTIONS: CAPTIONS[:2]}, "video_text")
+        prompts.build_prompt({**row, sd.CAPTIONS: CAPTIONS[:2]}, "video_text")
     with pytest.raises(ValueError, match="unknown SPLICE config"):
-        sd.build_prompt(row, "audio")
+        prompts.build_prompt(row, "audio")
 
 
 def _data(url: str, mime: str) -> bytes:
@@ -144,8 +147,8 @@ def _data(url: str, mime: str) -> bytes:
 
 
 def test_chat_messages_with_videos(row: dict) -> None:
-    prompt = sd.build_prompt(row, "video_text")
-    [message] = sd.to_chat_messages(prompt, clips_as="video")
+    prompt = prompts.build_prompt(row, "video_text")
+    [message] = prompts.to_chat_messages(prompt, clips_as="video")
     assert message["role"] == "user"
     content = message["content"]
     assert content[0] == {"type": "text", "text": VIDEO_TEXT_3}
@@ -159,9 +162,9 @@ def test_chat_messages_with_videos(row: dict) -> None:
 
 @pytest.mark.parametrize(("image_format", "demuxer"), [("jpeg", "jpeg_pipe"), ("png", "png_pipe")])
 def test_chat_messages_with_frames_as_images(row: dict, image_format: str, demuxer: str) -> None:
-    prompt = sd.build_prompt(row, "video")
-    frames = [sd.sample_frames(c, num_frames=2, max_side=64) for c in row[sd.CLIPS]]
-    [message] = sd.to_chat_messages(
+    prompt = prompts.build_prompt(row, "video")
+    frames = [sampling.sample_frames(c, num_frames=2, max_side=64) for c in row[sd.CLIPS]]
+    [message] = prompts.to_chat_messages(
         prompt, clips_as="images", frames=frames, image_format=image_format
     )
     content = message["content"]
@@ -176,31 +179,31 @@ def test_chat_messages_with_frames_as_images(row: dict, image_format: str, demux
 
 
 def test_images_default_to_one_fps_at_448(row: dict) -> None:
-    prompt = sd.build_prompt({**row, sd.CLIPS: row[sd.CLIPS][:1]}, "video")
-    content = sd.to_chat_messages(prompt, clips_as="images")[0]["content"]
-    expected = sd.sample_frames(row[sd.CLIPS][0], fps=1.0, max_side=448)
+    prompt = prompts.build_prompt({**row, sd.CLIPS: row[sd.CLIPS][:1]}, "video")
+    content = prompts.to_chat_messages(prompt, clips_as="images")[0]["content"]
+    expected = sampling.sample_frames(row[sd.CLIPS][0], fps=1.0, max_side=448)
     assert sum(c["type"] == "image_url" for c in content) == len(expected.frames)
 
 
 def test_text_config_chat_is_one_text_item(row: dict) -> None:
-    prompt = sd.build_prompt(row, "text")
-    assert sd.to_chat_messages(prompt) == [
+    prompt = prompts.build_prompt(row, "text")
+    assert prompts.to_chat_messages(prompt) == [
         {"role": "user", "content": [{"type": "text", "text": TEXT_3}]}
     ]
 
 
 def test_chat_rejects_bad_arguments(row: dict) -> None:
-    prompt = sd.build_prompt(row, "video")
+    prompt = prompts.build_prompt(row, "video")
     with pytest.raises(ValueError, match="clips_as"):
-        sd.to_chat_messages(prompt, clips_as="audio")
+        prompts.to_chat_messages(prompt, clips_as="audio")
     with pytest.raises(ValueError, match="2 frame sets for 3 clips"):
-        sd.to_chat_messages(prompt, clips_as="images", frames=[None, None])
+        prompts.to_chat_messages(prompt, clips_as="images", frames=[None, None])
     with pytest.raises(ValueError, match="image_format"):
-        sd.image_data_url(np.zeros((4, 4, 3), np.uint8), "gif")
+        prompts.image_data_url(np.zeros((4, 4, 3), np.uint8), "gif")
 
 
 def test_answers_use_the_metric_parser(row: dict) -> None:
-    assert sd.parse_order is splice_metric.parse_order
+    assert prompts.parse_order is splice_metric.parse_order
     # An answer in the prompt's own format reads back as labels.
     answer = "<order>" + ", ".join(f"Video {k}" for k in row[sd.ANSWER]["order"]) + "</order>"
-    assert sd.parse_order(answer) == [2, 3, 1]
+    assert prompts.parse_order(answer) == [2, 3, 1]

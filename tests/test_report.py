@@ -15,9 +15,10 @@ import pytest
 
 from splice_build.cli import main as splice_main
 from splice_build.stages import taxonomy
-from splice_eval import report
+from splice_eval import figures, report
 from splice_eval.builddata import VideoMeta, read_meta
 from splice_eval.predictions import Prediction, write_predictions
+from splice_eval.scoring import Run
 from splice_metric.splice_metric import random_baseline, score
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,8 +37,8 @@ def test_adjacency_chance_is_exact_over_all_permutations(n):
     truth = list(range(1, n + 1))
     perms = [list(p) for p in itertools.permutations(truth)]
     videos = [_meta(f"v{i}", truth) for i in range(len(perms))]
-    run = report.Run("all", "video", videos, perms)
-    adj = report.adjacency(run)
+    run = Run({v.video_id: p for v, p in zip(videos, perms, strict=True)}, model="all")
+    adj = report.adjacency(run, videos)
     assert adj["adjacent_rate"] == pytest.approx(2 / n)
     assert adj["chance"] == pytest.approx(2 / n)
     assert adj["first_before_last_rate"] == pytest.approx(0.5)
@@ -51,7 +52,9 @@ def test_adjacency_counts_only_valid_answers_with_four_or_more_clips():
         _meta("d", [1, 2, 3]),  # too short: ignored
     ]
     orders = [[4, 2, 3, 1], [5, 2, 3, 4, 1], None, [3, 1, 2]]
-    adj = report.adjacency(report.Run("m", "video", videos, orders))
+    adj = report.adjacency(
+        Run({v.video_id: o for v, o in zip(videos, orders, strict=True)}), videos
+    )
     assert adj["videos"] == 3 and adj["valid"] == 2
     # a: 2 at 1, 3 at 2 -> adjacent, first before last; b: 1 at 4, 5 at 0 -> not adjacent
     assert adj["adjacent_rate"] == pytest.approx(0.5)
@@ -145,10 +148,11 @@ def test_build_report_numbers_come_from_the_metric(tmp_path):
     truth = [list(v.order) for v in videos]
     rng = random.Random(1)
     guess = [rng.sample(o, len(o)) for o in truth]
+    ids = [v.video_id for v in videos]
     runs = [
-        report.Run("human", "video", videos, truth),
-        report.Run("guess", "video", videos, guess),
-        report.Run("guess", "text", videos, [None] * 5 + guess[5:], missing=5),
+        Run(dict(zip(ids, truth, strict=True)), model="human", config="video"),
+        Run(dict(zip(ids, guess, strict=True)), model="guess", config="video"),
+        Run(dict(zip(ids[5:], guess[5:], strict=True)), model="guess", config="text"),  # 5 missing
     ]
     rep = report.build_report(runs, meta)
     human, g_video, g_text = rep["runs"]
@@ -184,13 +188,13 @@ def test_build_report_numbers_come_from_the_metric(tmp_path):
     assert groups["spatial"]["binary"] == 1.0
     assert math.isnan(groups["everyday"]["binary"])
 
-    figures = {"clips": report.plot_by_clips(rep, tmp_path / "clips.png").name}
+    drawn = {"clips": figures.plot_by_clips(rep, tmp_path / "clips.png").name}
     for what in ("domain", "duration"):
-        report.plot_by_key(rep, what, "video", tmp_path / f"{what}.png")
-        figures[f"{what}:video"] = f"{what}.png"
+        figures.plot_by_key(rep, what, "video", tmp_path / f"{what}.png")
+        drawn[f"{what}:video"] = f"{what}.png"
     for name in ("clips.png", "domain.png", "duration.png"):
         assert_real_png(tmp_path / name)
-    md = report.render_markdown(rep, figures, ["x.jsonl"])
+    md = report.render_markdown(rep, drawn, ["x.jsonl"])
     assert "| Random (exact) |" in md and "| human |" in md
     assert "Vision Only Binary | Vision Only Hamming | Text Binary" in md  # Table 2 layout
     assert "Vision Only LCS | Vision Only Edit" in md  # Table 5 layout

@@ -17,19 +17,18 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.errors import UserError
-from splice_eval.predictions import Prediction, read_predictions
-from splice_eval.runner import (
+from splice_eval.chat import (
     DEFAULT_MAX_ANSWER_BYTES,
     CallResult,
     ChatCaller,
     EndpointError,
-    FrameSpec,
     RetryPolicy,
-    RowJob,
-    parse_frames,
     retry_after_seconds,
-    run_jobs,
 )
+from splice_eval.jobs import RowJob, run_jobs
+from splice_eval.predictions import Prediction, read_predictions
+from splice_eval.runner import parse_frames
+from splice_eval.sampling import FrameSpec
 from tests.fake_openai_server import (
     FakeOpenAIServer,
     Reply,

@@ -23,10 +23,12 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.errors import UserError
+from splice_eval import prompts
 from splice_eval.breaker import Breaker, EndpointDown
+from splice_eval.chat import CallResult
+from splice_eval.jobs import run_jobs
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions
 from splice_eval.redact import RedactingFilter, Redactor
-from splice_eval.runner import CallResult, run_jobs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
 from tests.test_runner import SECRET, cli, debug_cli, good, jobs_for, make_caller, oracle
 
@@ -360,7 +362,7 @@ def test_metadata_line_and_refused_mixing(demo_build, tmp_path, capsys):
         url = server.url
     meta = read_metadata(out)
     assert meta["model"] == "m" and meta["config"] == "text" and meta["endpoint"] == url
-    assert meta["prompt_version"] == schema.PROMPT_VERSION
+    assert meta["prompt_version"] == prompts.PROMPT_VERSION
     assert meta["sampling"] == {"max_tokens": 1024, "temperature": 0.0}
     assert meta["producer"] == "splice run" and meta["splice_version"]
     assert json.loads(out.read_text().splitlines()[0]) == {"splice_metadata": meta}

@@ -11,6 +11,7 @@ import pytest
 
 import splice_dataset as sd
 from splice_build.cli import main
+from splice_eval import prompts
 from splice_eval.predictions import Prediction, write_predictions
 from splice_metric import score
 
@@ -120,7 +121,7 @@ def test_metadata_and_kinds_of_invalid_are_shown(
         "model": "qwen",
         "config": "text",
         "endpoint": "http://gpu-box:8000/v1",
-        "prompt_version": sd.PROMPT_VERSION,
+        "prompt_version": prompts.PROMPT_VERSION,
         "sampling": {"max_tokens": 1024, "temperature": 0.0},
         "splice_version": "0.1.0",
     }
@@ -136,7 +137,7 @@ def test_metadata_and_kinds_of_invalid_are_shown(
     printed = capsys.readouterr().out
     assert (
         "qwen.jsonl:qwen/text: producer splice run; model qwen; config text; endpoint "
-        "http://gpu-box:8000/v1; prompt_version " + sd.PROMPT_VERSION
+        "http://gpu-box:8000/v1; prompt_version " + prompts.PROMPT_VERSION
     ) in printed
     assert "sampling max_tokens=1024,temperature=0.0" in printed
     assert (

@@ -22,6 +22,7 @@ from splice_build.demo import standin
 from splice_build.running.pipeline import BuildConfig, run_build
 from splice_build.running.report import REPORT_TXT, load_report
 from splice_build.stages import ingest
+from splice_eval import prompts
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
 # Inside the demo's work folder: the rendered sources, and the build's own work folder
@@ -89,7 +90,7 @@ def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
     for row in dataset:
         labels = list(range(1, row[schema.NUM_CLIPS] + 1))
         rng.shuffle(labels)
-        predictions.append(schema.answer_text(labels))
+        predictions.append(prompts.answer_text(labels))
         references.append(row[schema.ANSWER]["order"])
     metric = evaluate.load(str(Path(splice_metric.__file__).parent), "text")
     return metric.compute(
@@ -113,7 +114,7 @@ METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", 
 
 def _walkthrough(row: dict[str, Any]) -> str:
     """What a user does next, shown on the first video: prompt, answer, parse, score."""
-    prompt = schema.build_prompt(row, "video_text")
+    prompt = prompts.build_prompt(row, "video_text")
     lines = [
         f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
         f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),

@@ -4,7 +4,8 @@ Register the folder with ``lmms-eval --include_path lmms_eval_tasks/splice`` and
 ``--tasks splice`` (all three configs) or one of ``splice_video``, ``splice_video_text``,
 ``splice_text``. The project must be importable (``pip install -e .`` in lmms-eval's
 environment, or ``PYTHONPATH=<repo>``): everything SPLICE-specific comes from
-``splice_dataset`` (prompts, schema) and ``splice_metric`` (parser and scores), so an
+``splice_dataset`` (schema), ``splice_eval`` (prompts, scoring) and ``splice_metric``
+(parser and scores), so an
 lmms-eval run and ``splice run`` ask the same question and score the same way.
 
 This module imports nothing from lmms-eval, so its functions also run (and are tested)
@@ -22,6 +23,7 @@ import datasets
 
 import splice_dataset as schema
 import splice_metric
+from splice_eval import prompts, sampling, scoring
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
@@ -121,7 +123,7 @@ def doc_to_visual(doc: dict[str, Any]) -> list[str]:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / schema.clip_file_name(video_id, label)
-        data = schema.clip_bytes(clip)
+        data = sampling.clip_bytes(clip)
         if not path.exists() or path.stat().st_size != len(data):
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
@@ -135,7 +137,7 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = No
     captions for video_text) follow the instruction, in the order doc_to_visual gives the
     clips, since a plain lmms-eval model gets the visuals apart from the text."""
     kwargs = lmms_eval_specific_kwargs or {}
-    prompt = schema.build_prompt(doc, config_of(doc))
+    prompt = prompts.build_prompt(doc, config_of(doc))
     text = prompt.text
     if prompt.config != "text":
         text += "\n" + "\n".join(c.heading for c in prompt.clips)
@@ -146,8 +148,8 @@ def doc_to_messages(
     doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
 ) -> list[dict[str, Any]]:
     """Chat models: the instruction, then each clip after its heading, interleaved (the
-    layout of ``splice_dataset.to_chat_messages``, in lmms-eval's content format)."""
-    prompt = schema.build_prompt(doc, config_of(doc))
+    layout of ``splice_eval.prompts.to_chat_messages``, in lmms-eval's content format)."""
+    prompt = prompts.build_prompt(doc, config_of(doc))
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":
         for item, path in zip(prompt.clips, doc_to_visual(doc), strict=True):
@@ -159,7 +161,7 @@ def doc_to_messages(
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The ideal answer in the prompt's format (for logs; scoring uses the label order)."""
     order = doc[schema.ANSWER]["order"]
-    return schema.answer_text(order)
+    return prompts.answer_text(order)
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
@@ -176,9 +178,10 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
 
 
 def score_records(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The SPLICE metric over process_results' records (unparsed answers count as invalid,
-    and apart as unparsed)."""
-    return splice_metric.score([r["order"] for r in records], [r["reference"] for r in records])
+    """The SPLICE metric over process_results' records, scored the way ``splice score``
+    scores a run (unparsed answers count as invalid, and apart as unparsed)."""
+    run = scoring.Run({r["video_id"]: r["order"] for r in records})
+    return scoring.score_run(run, {r["video_id"]: r["reference"] for r in records})
 
 
 def _aggregator(name: str):

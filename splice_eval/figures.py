@@ -1,0 +1,105 @@
+"""The figures of ``splice report`` (the paper's Figs. 2, 3 and 5-7) as PNG files, drawn
+from the report's plain data (``report.build_report``) with matplotlib's Agg backend, so
+no display is needed. The run labels here are the ones the report's tables use too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .annotate import HUMAN_MODEL
+
+CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
+RANDOM_ROW = "Random (exact)"
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _label(r: dict) -> str:
+    return f"{r['model']} ({CONFIG_TITLES[r['config']]})"
+
+
+def plot_by_clips(report: dict, path: Path) -> Path:
+    """Fig. 2: binary accuracy against the number of clips, human and random marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    keys = list(report["random_by_clips"])
+    xs = [int(k) for k in keys]
+    ax.plot(xs, [report["random_by_clips"][k] for k in keys], "--", color="gray", label=RANDOM_ROW)
+    for r in report["runs"]:
+        rows = r["by_clips"]
+        x = [int(row["key"]) for row in rows]
+        y = np.array([row["mean"] for row in rows])
+        err = np.array([[row["mean"] - row["lo"], row["hi"] - row["mean"]] for row in rows]).T
+        style = {"color": "red", "linewidth": 2.5} if r["model"] == HUMAN_MODEL else {}
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=_label(r), **style)
+    ax.set_xlabel("number of clips")
+    ax.set_ylabel("binary accuracy")
+    ax.set_xticks(xs)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
+    """Figs. 3, 5-6: bars per model with 95% intervals; human red and random gray dashes."""
+    plt = _pyplot()
+    runs = [r for r in report["runs"] if r["config"] == config]
+    models = [r for r in runs if r["model"] != HUMAN_MODEL]
+    human = next((r for r in runs if r["model"] == HUMAN_MODEL), None)
+    keys = [row["key"] for row in runs[0][f"by_{what}"]] if runs else []
+    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(keys) + 4), 4.8), dpi=100)
+    width = 0.8 / max(len(models), 1)
+    x = np.arange(len(keys))
+    for i, r in enumerate(models):
+        got = {row["key"]: row for row in r[f"by_{what}"]}
+        mean = np.array([got[k]["mean"] for k in keys])
+        err = np.array(
+            [[got[k]["mean"] - got[k]["lo"], got[k]["hi"] - got[k]["mean"]] for k in keys]
+        ).T
+        ax.bar(x - 0.4 + width * (i + 0.5), mean, width, yerr=err, capsize=2, label=r["model"])
+    rand = {row["key"]: row["random"] for row in runs[0][f"by_{what}"]} if runs else {}
+    for j, k in enumerate(keys):
+        ax.hlines(
+            rand[k],
+            j - 0.45,
+            j + 0.45,
+            colors="gray",
+            linestyles="dashed",
+            label="random (weighted)" if j == 0 else None,
+        )
+        if human:
+            got = {row["key"]: row for row in human[f"by_{what}"]}
+            if k in got:
+                ax.hlines(
+                    got[k]["mean"],
+                    j - 0.45,
+                    j + 0.45,
+                    colors="red",
+                    linestyles="dashed",
+                    label="human" if j == 0 else None,
+                )
+    ax.set_xticks(x)
+    ax.set_xticklabels(keys, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("binary accuracy")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Binary accuracy by {what}, {CONFIG_TITLES[config]}")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

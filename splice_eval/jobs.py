@@ -1,0 +1,262 @@
+"""The job loop of ``splice run``: rows become requests, at most ``concurrency`` in flight.
+
+Each row is one ``RowJob`` whose messages are built in a worker thread (frame sampling is
+slow); answers are parsed by the metric's ``parse_order`` (the only parser) on the whole
+answer, stored capped (``cap_raw_output``) and appended to the prediction file as they
+arrive (``resume``). Nothing a request does escapes a worker except a stop of the whole
+run: an ``EndpointDown`` from the client or breaker, or an interrupt.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import splice_dataset as schema
+import splice_metric
+from splice_build.errors import UserError
+from splice_eval import prompts
+from splice_eval.breaker import Breaker, EndpointDown
+from splice_eval.chat import CallResult
+from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
+from splice_eval.redact import Redactor
+from splice_eval.resume import append_line, is_answered, load_previous
+from splice_eval.sampling import FrameSpec
+
+log = logging.getLogger("splice.run")
+
+Caller = Callable[[list[dict[str, Any]]], CallResult]
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """One row to ask about; ``messages`` is built in the worker (frame sampling is slow)."""
+
+    video_id: str
+    num_clips: int
+    build_messages: Callable[[], list[dict[str, Any]]]
+
+
+@dataclass
+class RunStats:
+    asked: int = 0
+    skipped: int = 0
+    errors: int = 0
+    unparsed: int = 0
+    attempts: int = 0
+    errors_by_video: dict[str, str] = field(default_factory=dict)
+    stopped: str | None = None  # why the run stopped early (the breaker's reason)
+
+
+def run_jobs(
+    jobs: Iterable[RowJob],
+    caller: Caller,
+    *,
+    out: Path,
+    config: str,
+    model: str,
+    concurrency: int = 4,
+    progress: Callable[[Prediction], None] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[list[Prediction], RunStats]:
+    """Ask every job not yet answered in ``out``; returns the file's final predictions.
+
+    Answers are appended to ``out`` as they complete, one whole line per write (so a crash
+    or a kill loses only requests in flight, and a partial last line is dropped on
+    resume); at the end the file is rewritten with its metadata line and one line per
+    video, in job order. Nothing a request does escapes a worker except a stop of the
+    whole run (``EndpointDown``: a refusing or dead endpoint) or an interrupt; then the
+    attempts in flight are aborted, every answer already in is written and the file is
+    compacted the same way. An interrupt is raised again; an endpoint stop returns with
+    its reason in ``stats.stopped`` (the rows not asked are simply absent: a rerun asks
+    them).
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    metadata = metadata or {"producer": "splice run", "model": model, "config": config}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    loop = _JobLoop(caller, config, model, load_previous(out, config, model, metadata), progress)
+    fresh = not out.exists() or out.stat().st_size == 0
+    with (
+        out.open("ab", buffering=0) as fh,  # one write() per line: no line is split
+        ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="splice-run") as pool,
+    ):
+        if fresh:
+            append_line(fh, metadata_line(metadata))
+        loop.run(jobs, pool, fh, concurrency)
+    ordered = loop.ordered()
+    write_predictions(out, ordered, metadata)
+    if loop.stop is not None and not isinstance(loop.stop, EndpointDown):
+        raise loop.stop
+    return ordered, loop.stats
+
+
+class _JobLoop:
+    """One run's state: the answers so far (the file's and this run's), the counts, and
+    what stopped it. Workers only call ``work``; everything else runs in the caller's
+    thread, so nothing here needs a lock."""
+
+    def __init__(
+        self,
+        caller: Caller,
+        config: str,
+        model: str,
+        previous: dict[str, Prediction],
+        progress: Callable[[Prediction], None] | None,
+    ) -> None:
+        self.caller, self.config, self.model, self.progress = caller, config, model, progress
+        self.results = previous
+        self.done = {v for v, p in previous.items() if is_answered(p)}
+        self.stats = RunStats()
+        self.order_of_ids: list[str] = []
+        self.stop: BaseException | None = None
+        self.breaker: Breaker | None = getattr(caller, "breaker", None)
+        self.redactor: Redactor = getattr(caller, "redactor", None) or Redactor()
+        self.pending: set[Future[Prediction]] = set()
+
+    def run(
+        self, jobs: Iterable[RowJob], pool: ThreadPoolExecutor, fh: Any, concurrency: int
+    ) -> None:
+        try:
+            for job in jobs:
+                if self.stop is not None:
+                    break
+                self.order_of_ids.append(job.video_id)
+                if job.video_id in self.done:
+                    self.stats.skipped += 1
+                    continue
+                self.pending.add(pool.submit(self.work, job))
+                self.drain(fh, 2 * concurrency - 1)  # bounded: never build every request up front
+            self.drain(fh, 0)
+        except BaseException as exc:  # an interrupt (Ctrl-C, SIGTERM): keep what is in
+            self.stop = exc
+            if self.breaker is not None:
+                self.breaker.stop("interrupted")
+            for fut in self.pending:
+                fut.cancel()
+            self.drain(fh, 0)
+
+    def ordered(self) -> list[Prediction]:
+        """Rows of this run in job order, then rows an earlier run asked that this one did not."""
+        ordered = [self.results[v] for v in self.order_of_ids if v in self.results]
+        asked_now = set(self.order_of_ids)
+        return ordered + [p for v, p in self.results.items() if v not in asked_now]
+
+    def work(self, job: RowJob) -> Prediction:
+        try:
+            return self.answer(job)
+        except EndpointDown:
+            raise
+        except Exception as exc:  # a bug here must not cost the run, nor this row's place
+            log.debug("row %s failed", job.video_id, exc_info=True)
+            error = self.redactor.text(f"internal error: {type(exc).__name__}: {exc}")
+            return Prediction(job.video_id, self.config, self.model, None, None, {"error": error})
+
+    def answer(self, job: RowJob) -> Prediction:
+        result = self.call(job)
+        parsed = splice_metric.parse_order(result.raw_output)  # the whole answer
+        raw, cut = cap_raw_output(result.raw_output)
+        extra: dict[str, Any] = {"usage": result.usage, "attempts": result.attempts}
+        if cut:
+            extra["raw_output_cut"] = cut
+        if result.error:
+            extra["error"] = self.redactor.text(result.error)
+        return Prediction(job.video_id, self.config, self.model, raw, parsed, extra)
+
+    def call(self, job: RowJob) -> CallResult:
+        try:
+            messages = job.build_messages()
+        except Exception as exc:  # a bad clip is this row's error, not the run's
+            return CallResult(None, None, 0, f"could not build the request: {exc}")
+        try:
+            return self.caller(messages)
+        except EndpointDown:
+            raise
+        except Exception as exc:  # a bug or a reply nobody foresaw: still this row's
+            log.debug("request for %s failed", job.video_id, exc_info=True)
+            return CallResult(None, None, 1, f"request failed: {type(exc).__name__}: {exc}")
+
+    def drain(self, fh: Any, block_until: int) -> None:
+        while len(self.pending) > block_until:
+            finished, self.pending = wait(self.pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                self.collect(fh, fut)
+
+    def collect(self, fh: Any, fut: Future[Prediction]) -> None:
+        try:
+            pred = fut.result()
+        except CancelledError:
+            return
+        except EndpointDown as exc:
+            if self.stop is None:
+                self.stop = exc
+                self.stats.stopped = str(exc)
+                if self.breaker is not None:
+                    self.breaker.stop(str(exc))
+            return
+        append_line(fh, pred.to_json())
+        self.results[pred.video_id] = pred
+        self.stats.asked += 1
+        self.stats.attempts += int(pred.extra.get("attempts") or 0)
+        if pred.extra.get("error"):
+            self.stats.errors += 1
+            self.stats.errors_by_video[pred.video_id] = str(pred.extra["error"])
+        elif pred.order is None:
+            self.stats.unparsed += 1
+        if self.progress is not None:
+            self.progress(pred)
+
+
+# --- rows -> jobs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything the command line decides about how rows become requests."""
+
+    config: str
+    clips_as: str = "images"  # "video": one video item per clip; "images": sampled frames
+    frames: FrameSpec = FrameSpec()
+    limit: int | None = None
+
+
+def iter_jobs(
+    rows: Iterable[dict[str, Any]], settings: RunSettings, references: dict[str, list[int]]
+) -> Iterator[RowJob]:
+    """One job per row; fills ``references`` (video id -> answer order) for scoring.
+
+    The answer column stays here: only ``build_prompt`` (which reads model-facing columns)
+    sees the row on the way to the model.
+    """
+    for index, row in enumerate(rows):
+        if settings.limit is not None and index >= settings.limit:
+            return
+        video_id = str(row[schema.VIDEO_ID])
+        answer = row.get(schema.ANSWER) or {}
+        if answer.get("order") is not None:
+            references[video_id] = list(answer["order"])
+        model_row = {k: row[k] for k in schema.MODEL_FACING[settings.config] if k in row}
+        yield RowJob(video_id, int(row[schema.NUM_CLIPS]), _message_builder(model_row, settings))
+
+
+def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
+    def build() -> list[dict[str, Any]]:
+        prompt = prompts.build_prompt(row, settings.config)
+        return prompts.to_chat_messages(
+            prompt, clips_as=settings.clips_as, frames=settings.frames.kwargs()
+        )
+
+    return build
+
+
+def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
+    """Rows of a built folder or Hub id, streamed, clips undecoded (the runner only needs
+    their bytes: it sends them as they are or samples frames with PyAV)."""
+    try:
+        return schema.load(config, source=data, streaming=True, decode=False)
+    except FileNotFoundError as exc:  # a local folder that is not there (or not a build)
+        raise UserError(f"--data {data}: {exc}") from None

@@ -1,0 +1,153 @@
+"""Prediction files as runs, scored against references: what ``splice score``, ``splice
+report``, ``splice run`` and the lmms-eval task share.
+
+A run is one model's answers on one config. It is scored over every reference video: a
+video the run has no answer for is an invalid prediction, like a failed request or an
+answer with no readable order, so a run that silently skipped hard videos cannot look
+better than it is. Why answers are invalid is counted apart (``InvalidCounts``), in one
+place, so every command reports the same four kinds. All numbers come from
+``splice_metric.score``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import splice_metric
+from splice_build.errors import UserError
+from splice_eval.predictions import Prediction, read_metadata, read_predictions
+
+
+@dataclass(frozen=True)
+class Source:
+    """A prediction file a run was read from, with its metadata line (None: it has none)."""
+
+    file: str
+    metadata: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One model's answers on one config, by video id."""
+
+    orders: Mapping[str, list[int] | None]  # None: no readable order (scored invalid)
+    errors: frozenset[str] = frozenset()  # videos whose request failed
+    model: str = ""
+    config: str = ""
+    sources: tuple[Source, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        predictions: Iterable[Prediction],
+        model: str = "",
+        config: str = "",
+        sources: tuple[Source, ...] = (),
+    ) -> Run:
+        """The run of predictions of one model and config; a video predicted twice is
+        refused, as in a file."""
+        orders: dict[str, list[int] | None] = {}
+        errors = set()
+        for p in predictions:
+            if p.video_id in orders:
+                raise ValueError(f"video {p.video_id!r} has two predictions")
+            orders[p.video_id] = p.order
+            if p.extra.get("error"):
+                errors.add(p.video_id)
+        return cls(orders, frozenset(errors), model, config, sources)
+
+    def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
+        """Videos the run predicts that the references do not hold, sorted."""
+        return sorted(set(self.orders) - set(references))
+
+
+@dataclass(frozen=True)
+class InvalidCounts:
+    """Why predictions are invalid, counted apart. The metric's ``unparsed_rate`` covers
+    the first three; ``invalid_rate`` all four."""
+
+    missing: int = 0  # no prediction for the video
+    errors: int = 0  # the request failed
+    unparsed: int = 0  # an answer with no readable order
+    invalid: int = 0  # an order read that is not a permutation of the clips
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "missing": self.missing,
+            "errors": self.errors,
+            "unparsed": self.unparsed,
+            "invalid": self.invalid,
+        }
+
+
+def invalid_counts(run: Run, references: Mapping[str, Sequence[int]]) -> InvalidCounts:
+    """The four kinds of invalid prediction of a run, over every reference video."""
+    counts = dict.fromkeys(("missing", "errors", "unparsed", "invalid"), 0)
+    for vid, reference in references.items():
+        if vid not in run.orders:
+            counts["missing"] += 1
+        elif vid in run.errors:
+            counts["errors"] += 1
+        elif run.orders[vid] is None:
+            counts["unparsed"] += 1
+        elif sorted(run.orders[vid]) != sorted(reference):
+            counts["invalid"] += 1
+    return InvalidCounts(**counts)
+
+
+def score_run(
+    run: Run,
+    references: Mapping[str, Sequence[int]],
+    *,
+    groups: Sequence[Hashable] | None = None,
+    random_baseline: bool = False,
+    confidence_level: float | None = None,
+    bootstrap_iterations: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The metric over every reference video, in the references' order (``groups`` aligned
+    with them); a video the run does not answer is scored as an invalid prediction."""
+    return splice_metric.score(
+        [run.orders.get(vid) for vid in references],
+        [list(order) for order in references.values()],
+        groups=groups,
+        random_baseline=random_baseline,
+        confidence_level=confidence_level,
+        bootstrap_iterations=bootstrap_iterations,
+        seed=seed,
+    )
+
+
+@dataclass
+class _Group:
+    predictions: list[Prediction] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    sources: list[Source] = field(default_factory=list)
+
+
+def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
+    """The runs in prediction files, in the order they first appear: one per (file, model,
+    config) with ``per_file``, else one per (model, config) across files. A video predicted
+    twice within a run raises, naming the file."""
+    groups: dict[tuple[str, str, str], _Group] = {}
+    for path in map(Path, paths):
+        metadata = read_metadata(path)
+        for pred in read_predictions(path):
+            key = (str(path) if per_file else "", pred.model, pred.config)
+            group = groups.setdefault(key, _Group())
+            if pred.video_id in group.seen:
+                raise UserError(
+                    f"{path}: video {pred.video_id!r} has two predictions for model "
+                    f"{pred.model!r}, config {pred.config!r}"
+                )
+            group.seen.add(pred.video_id)
+            group.predictions.append(pred)
+            if not group.sources or group.sources[-1].file != str(path):
+                group.sources.append(Source(str(path), metadata))
+    return [
+        Run.of(g.predictions, model=model, config=config, sources=tuple(g.sources))
+        for (_, model, config), g in groups.items()
+    ]
