@@ -25,7 +25,8 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.remote import publish
-from splice_build.remote.publish import (
+from splice_build.remote.publish import publish_dataset, publish_metric
+from splice_build.remote.upload_plan import (
     COMMON_IGNORE_PATTERNS,
     DATASET_ALLOW_PATTERNS,
     METRIC_ALLOW_PATTERNS,
@@ -34,8 +35,6 @@ from splice_build.remote.publish import (
     check_card,
     check_limits,
     plan_upload,
-    publish_dataset,
-    publish_metric,
 )
 
 SECRET = "hf_TESTsecretTOKENvalue0123456789abcdef"

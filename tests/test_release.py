@@ -24,11 +24,11 @@ import pytest
 import splice_dataset as sd
 from splice_build.cli import main
 from splice_build.output import validate
+from splice_build.output.release_manifest import MANIFEST
 from splice_build.records import SkipVideo
 from splice_build.remote.release import convert
 from splice_build.remote.release.command import ImportConfig, ImportResult, run_import
 from splice_build.remote.release.scan import SEGMENTS_DIR, ReleasePart, chronological_parts
-from splice_build.remote.release_manifest import MANIFEST
 from splice_build.running.report import load_report
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 from splice_eval.predictions import read_predictions
@@ -533,7 +533,7 @@ def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tm
 
 
 def test_publish_uploads_the_manifest_the_validator_needs(imported, capsys):
-    from splice_build.remote.publish import plan_upload
+    from splice_build.remote.upload_plan import plan_upload
 
     uploaded = {f.path_in_repo for f in plan_upload(imported.out)}
     assert MANIFEST in uploaded and "README.md" in uploaded

@@ -27,7 +27,11 @@ import pytest
 import yaml
 
 import splice_metric
-from splice_build.remote.publish import METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS, plan_upload
+from splice_build.remote.upload_plan import (
+    METRIC_ALLOW_PATTERNS,
+    METRIC_IGNORE_PATTERNS,
+    plan_upload,
+)
 from tests.side_venvs import side_venv_python
 
 REPO = Path(__file__).resolve().parents[1]

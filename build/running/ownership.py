@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from splice_build.errors import UserError
-from splice_build.remote.release_manifest import MANIFEST
+from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 from splice_build.running.workdir import CUT_RECORD
 from splice_dataset import CONFIGS, WEBDATASET_DIR, shard_dir

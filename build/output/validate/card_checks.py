@@ -11,11 +11,11 @@ from typing import Any
 from huggingface_hub import DatasetCard
 
 from splice_build.output.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
 from splice_build.records import COVERAGE_TOLERANCE
-from splice_build.remote.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_dataset import CONFIGS, DEFAULT_CONFIG, columns, data_files_pattern
 
 CARD = "README.md"

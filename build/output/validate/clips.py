@@ -10,7 +10,7 @@ from typing import Any
 
 import av
 
-from splice_build.remote.release_manifest import MANIFEST, ImportedClip
+from splice_build.output.release_manifest import MANIFEST, ImportedClip
 from splice_build.stages.clipcheck import ROUNDING, ClipProbe, clip_problems, probe_clip
 from splice_dataset import ANSWER, CLIP_DURATIONS, CLIPS, VIDEO_ID, clip_file_name
 

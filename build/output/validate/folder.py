@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
 from splice_build.output.shards import ShardInfo, WriteResult
 from splice_build.output.validate.card_checks import check_card, recorded_tolerance
 from splice_build.output.validate.clips import ClipRule
@@ -12,7 +13,6 @@ from splice_build.output.validate.full_config import check_full_config
 from splice_build.output.validate.layout import list_shards
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.projections import check_against_full
-from splice_build.remote.release_manifest import MANIFEST, ReleaseManifest, read_manifest
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import CONFIGS, FULL_CONFIG, SPLIT, shard_dir
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
 from splice_build.output.shards import ShardInfo, shard_info
 from splice_build.output.stats import VideoStats
 from splice_build.output.validate.clips import ClipRule, check_clips
 from splice_build.output.validate.layout import check_schema, open_shard, shard_rows
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
-from splice_build.remote.release_manifest import MANIFEST, ReleaseManifest
 from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
 
 # Below this probability of every video being in chronological order by chance, the build

@@ -22,6 +22,13 @@ from tqdm.auto import tqdm
 from splice_build.cli import int_at_least
 from splice_build.errors import UserError
 from splice_build.output import card, validate
+from splice_build.output.release_manifest import (
+    MANIFEST,
+    ImportedClip,
+    ReleaseFile,
+    ReleaseManifest,
+    sha256_text,
+)
 from splice_build.output.write import WriteResult
 from splice_build.records import CutSettings, Skip
 from splice_build.remote.release.convert import (
@@ -44,13 +51,6 @@ from splice_build.remote.release.scan import (
     segments_root,
 )
 from splice_build.remote.release.tables import release_intro, release_sections
-from splice_build.remote.release_manifest import (
-    MANIFEST,
-    ImportedClip,
-    ReleaseFile,
-    ReleaseManifest,
-    sha256_text,
-)
 from splice_build.running import ownership
 from splice_build.running.executors import add_executor_arguments, make_executor
 from splice_build.running.pipeline import finish_build
