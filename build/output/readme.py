@@ -32,17 +32,11 @@ def projected_stats(annotations: Path) -> tuple[list[VideoStats], ingest.IngestR
     """Per-video statistics of the full build as the annotations alone predict them."""
     result = ingest.load_annotations(annotations)
     chosen = select.select(result.entries).selected
+    # A clip's duration is its segment's length (fields in VideoStats's order).
     videos = [
-        VideoStats(
-            video_id=e.video_id,
-            task=e.task,
-            domain=e.domain,
-            recipe_type=e.recipe_type,
-            coin_subset=e.subset,
-            num_clips=e.num_steps,
-            duration=sum(s.end - s.start for s in e.steps),
-        )
+        VideoStats(e.video_id, e.task, e.domain, e.recipe_type, e.subset, e.num_steps, d)
         for e in chosen
+        for d in [sum(s.end - s.start for s in e.steps)]
     ]
     return videos, result
 

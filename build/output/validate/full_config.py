@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
-from splice_build.output.shards import ShardInfo, shard_info
+from splice_build.output.shards import ShardInfo
 from splice_build.output.stats import VideoStats
 from splice_build.output.validate.clips import ClipRule, check_clips
-from splice_build.output.validate.layout import check_schema, open_shard, shard_rows
+from splice_build.output.validate.layout import config_rows
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
 from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
@@ -61,22 +61,14 @@ def check_full_config(
 ) -> FullRows:
     """Check the full config's shards, adding to ``problems`` in the order found."""
     rows = FullRows()
-    folder = shard_dir(FULL_CONFIG)
-    for path in paths:
-        rel = f"{folder}/{path.name}"
-        pf = open_shard(rel, path, problems)
-        if pf is None:
-            continue
-        problems += check_schema(rel, pf, FULL_CONFIG)
-        rows.infos.append(shard_info(path))
-        for i, row in shard_rows(rel, pf, problems):
-            problems += _check_full_row(rel, i, row, rule, manifest, rows)
+    for rel, i, row in config_rows(FULL_CONFIG, paths, problems, rows.infos):
+        problems += _check_full_row(rel, i, row, rule, manifest, rows)
     for vid in sorted(set(manifest.clips) - set(rows.seen)) if manifest else ():
         problems.append(Problem(MANIFEST, "video not in the clip shards", video_id=vid))
     if rows.videos and rows.all_identity and rows.identity_p < UNSHUFFLED_P:
         problems.append(
             Problem(
-                folder,
+                shard_dir(FULL_CONFIG),
                 "every video's clips are labelled in chronological order "
                 f"(chance {rows.identity_p:.1e}): the labels give the order away",
                 column=f"{ANSWER}.order",

@@ -12,9 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from splice_build.output.shards import ShardInfo, shard_info
 from splice_build.output.validate.problems import Problem
 from splice_build.output.write import TMP_PREFIX
-from splice_dataset import SHARD_NAME_RE, columns, features
+from splice_dataset import SHARD_NAME_RE, columns, features, shard_dir
 
 
 def list_shards(root: Path, folder: str, split: str) -> tuple[list[Path], list[Problem]]:
@@ -100,3 +101,19 @@ def shard_rows(
             rows = []
         yield from enumerate(rows, start=first)
         first += size
+
+
+def config_rows(
+    config: str, paths: list[Path], problems: list[Problem], infos: list[ShardInfo]
+) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(shard, row index, row) of every readable shard of a config, each shard's schema
+    checked and its `ShardInfo` added to ``infos`` on the way."""
+    for path in paths:
+        rel = f"{shard_dir(config)}/{path.name}"
+        pf = open_shard(rel, path, problems)
+        if pf is None:
+            continue
+        problems += check_schema(rel, pf, config)
+        infos.append(shard_info(path))
+        for i, row in shard_rows(rel, pf, problems):
+            yield rel, i, row

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from splice_build.output.shards import ShardInfo, shard_info
+from splice_build.output.shards import ShardInfo
 from splice_build.output.validate.full_config import digest
-from splice_build.output.validate.layout import check_schema, open_shard, shard_rows
+from splice_build.output.validate.layout import config_rows
 from splice_build.output.validate.problems import Problem
 from splice_dataset import FULL_CONFIG, VIDEO_ID, columns, shard_dir
 
@@ -23,29 +23,22 @@ def check_against_full(
     problems: list[Problem] = []
     folder = shard_dir(config)
     found: set[str] = set()
-    for path in paths:
-        rel = f"{folder}/{path.name}"
-        pf = open_shard(rel, path, problems)
-        if pf is None:
+    for rel, i, row in config_rows(config, paths, problems, infos):
+        vid = row.get(VIDEO_ID)
+        if vid in found:
+            problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
+        found.add(vid)
+        full = seen.get(vid)
+        if full is None:
+            problems.append(
+                Problem(rel, f"video not in the {FULL_CONFIG} shards", row=i, video_id=vid)
+            )
             continue
-        problems += check_schema(rel, pf, config)
-        infos.append(shard_info(path))
-        for i, row in shard_rows(rel, pf, problems):
-            vid = row.get(VIDEO_ID)
-            if vid in found:
-                problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
-            found.add(vid)
-            full = seen.get(vid)
-            if full is None:
+        for col in columns(config):
+            if digest(row.get(col)) != full.get(col):
                 problems.append(
-                    Problem(rel, f"video not in the {FULL_CONFIG} shards", row=i, video_id=vid)
+                    Problem(rel, f"differs from the {FULL_CONFIG} shards' row", i, vid, col)
                 )
-                continue
-            for col in columns(config):
-                if digest(row.get(col)) != full.get(col):
-                    problems.append(
-                        Problem(rel, f"differs from the {FULL_CONFIG} shards' row", i, vid, col)
-                    )
     for vid in sorted(set(seen) - found):
         problems.append(Problem(folder, f"video missing from the {config} shards", video_id=vid))
     return problems
