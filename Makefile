@@ -53,7 +53,7 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf splice splice-work .pytest_cache
+	rm -rf splice splice-work .pytest_cache .setuptools-build dist
 
 # README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
 # from the bundled annotation file); tests/test_readme.py checks it is current.

@@ -62,8 +62,6 @@ DEFAULT_CONFIG = "video_text"
 # The paper evaluates every model on all videos, so the build has one split holding
 # everything; COIN's own training/testing membership is kept in `coin_subset`.
 SPLIT = "test"
-# Where each config's shards live: a folder per config, named for it.
-DATA_DIRS: dict[str, str] = {c: c for c in CONFIGS}
 # Configs whose rows embed the clips (their shards share the clip bytes, see write.py).
 CLIP_CONFIGS: tuple[str, ...] = ("video", "video_text")
 # The lowest datasets release every public function here works on, streaming included
@@ -135,9 +133,10 @@ def features(config: str) -> datasets.Features:
 
 
 def shard_dir(config: str) -> str:
-    """Folder (relative to a build) of the shards a config reads, and only it reads."""
+    """Folder (relative to a build) of the shards a config reads, and only it reads: the
+    config's own name, so the Hub fetches exactly one config's files for it."""
     _check_config(config)
-    return DATA_DIRS[config]
+    return config
 
 
 def shard_name(split: str, index: int, total: int) -> str:
