@@ -1,9 +1,9 @@
-"""Speed of the SPLICE metric: `splice_metric.score` against a plain per-example Python
-implementation on the same 1M predictions, and the cost of `evaluate`'s `compute`.
+"""Speed of the SPLICE metric: `splice_metric.score` on 1M predictions from Python lists,
+against the need and a plain per-example Python implementation timed in the same run.
 
-Targets (issue 2): all metrics + per-n breakdown + random baseline on 1M predictions
-(n = 2..7, Table 1's mix) in under 2 s and at least 50x faster than the plain version;
-`compute` on 100k predictions close to the bare scoring time.
+Need (issue 19): all metrics + per-n breakdown + random baseline on 1M predictions (n = 2..7,
+Table 1's mix) in under 5 s from Python lists. The ratio to the plain code is reported, not
+a target. Also printed: `evaluate`'s `compute` (its Arrow round trip) on 100k predictions.
 
 Run: .venv/bin/python bench/metric.py [--examples 1000000] [--compute-examples 100000]
 """
@@ -130,6 +130,19 @@ def _timed(fn, repeat: int = 1):
     return out, best
 
 
+NEED_SECONDS = 5.0
+
+
+def check_agrees(result: dict, plain: dict) -> None:
+    """The bench measures only code that gives the plain code's numbers."""
+    for m in METRICS:
+        assert math.isclose(result[m], plain[m], abs_tol=1e-9), (m, result[m], plain[m])
+        want = plain["random_baseline"][m]
+        assert math.isclose(result["random_baseline"][m], want, abs_tol=1e-9), m
+        for n, cell in plain["by_num_clips"].items():
+            assert math.isclose(result["by_num_clips"][n][m], cell[m], abs_tol=1e-9), (n, m)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=1_000_000)
@@ -137,42 +150,20 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     args = parser.parse_args()
 
-    import pyarrow as pa  # noqa: PLC0415
-
-    labels = pa.list_(pa.int32())  # the dataset's type of answer.order
     predictions, references = make_data(args.examples)
     print(f"data: {args.examples:,} predictions, n = 2..7 (Table 1 mix), 5% invalid")
     print(f"times are the best of {args.repeat} runs\n")
-
-    score(predictions[:1000], references[:1000], random_baseline=True)  # builds the tables
     plain, t_plain = _timed(lambda: plain_score(predictions, references), args.repeat)
-    fast, t_lists = _timed(
+    result, t_lists = _timed(
         lambda: score(predictions, references, random_baseline=True), args.repeat
     )
-    (arrow_p, arrow_r), t_convert = _timed(
-        lambda: (pa.array(predictions, type=labels), pa.array(references, type=labels)),
-        args.repeat,
-    )
-    from_arrow, t_arrow = _timed(lambda: score(arrow_p, arrow_r, random_baseline=True), args.repeat)
-    for result in (fast, from_arrow):
-        for m in METRICS:
-            assert math.isclose(result[m], plain[m], abs_tol=1e-9), (m, result[m], plain[m])
-            want = plain["random_baseline"][m]
-            assert math.isclose(result["random_baseline"][m], want, abs_tol=1e-9)
-            for n, cell in plain["by_num_clips"].items():
-                assert math.isclose(result["by_num_clips"][n][m], cell[m], abs_tol=1e-9)
+    check_agrees(result, plain)
     print("all metrics + per-n breakdown + random baseline (results agree with the plain code):")
-    print(f"  plain per-example Python, lists:               {t_plain:7.3f} s")
-    print(f"  splice_metric.score, Python lists:             {t_lists:7.3f} s"
-          f"  {t_plain / t_lists:6.1f}x")  # fmt: skip
-    print(f"  splice_metric.score, Arrow list<int32>:        {t_arrow:7.3f} s"
-          f"  {t_plain / t_arrow:6.1f}x")  # fmt: skip
-    print(f"  (pa.array() of the lists, caller's side:       {t_convert:7.3f} s)")
-    verdict = "met" if t_lists < 2 and t_plain / t_lists >= 50 else "NOT met"
-    print(f"  targets on Python lists (< 2 s and >= 50x): {verdict}"
-          f" ({t_lists:.3f} s, {t_plain / t_lists:.1f}x)")  # fmt: skip
-
-    _, t_ci = _timed(lambda: score(arrow_p, arrow_r, confidence_level=0.95))
+    print(f"  plain per-example Python, lists:   {t_plain:7.3f} s")
+    print(f"  splice_metric.score, Python lists: {t_lists:7.3f} s  {t_plain / t_lists:5.1f}x plain")
+    verdict = "met" if t_lists < NEED_SECONDS else "NOT met"
+    print(f"  need (< {NEED_SECONDS:g} s from Python lists): {verdict} ({t_lists:.3f} s)")
+    _, t_ci = _timed(lambda: score(predictions, references, confidence_level=0.95))
     print(f"  + 95% bootstrap intervals, 1000 resamples, every cell: {t_ci:.3f} s")
 
     import evaluate  # noqa: PLC0415  (only this part needs it)
@@ -182,15 +173,10 @@ def main() -> int:
     sub_p, sub_r = predictions[:k], references[:k]
     _, t_bare = _timed(lambda: score(sub_p, sub_r), args.repeat)
     _, t_compute = _timed(lambda: metric.compute(predictions=sub_p, references=sub_r), args.repeat)
-    _, t_arrow_trip = _timed(
-        lambda: evaluate.EvaluationModule.compute(metric, predictions=sub_p, references=sub_r)
-    )
     print(f"\nevaluate on {k:,} predictions (Python lists):")
-    print(f"  splice_metric.score:                           {t_bare:7.3f} s")
-    print(f"  SpliceMetric.compute (skips the Arrow copy):   {t_compute:7.3f} s"
+    print(f"  splice_metric.score:                     {t_bare:7.3f} s")
+    print(f"  SpliceMetric.compute (Arrow round trip): {t_compute:7.3f} s"
           f"  overhead {t_compute - t_bare:+.3f} s")  # fmt: skip
-    print(f"  evaluate's own compute (Arrow round trip):     {t_arrow_trip:7.3f} s"
-          f"  overhead {t_arrow_trip - t_bare:+.3f} s")  # fmt: skip
     return 0
 
 

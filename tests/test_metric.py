@@ -400,6 +400,28 @@ def test_many_examples_take_the_table_paths_like_the_oracle() -> None:
     assert means(score(preds, refs)) == pytest.approx(oracle_mean(preds, refs))
 
 
+@pytest.mark.parametrize("n", range(2, 8))
+def test_every_clip_count_scores_as_the_oracle(n: int) -> None:
+    """Each n of SPLICE (2..7) on its own: permutations, exact answers, and reads that are
+    too short, too long, repeat a label or hold unknown ones, all against the oracle."""
+    rng = np.random.default_rng(n)
+    refs, preds = [], []
+    for _ in range(400):
+        ref = [int(x) for x in rng.permutation(n) + 1]
+        kind = rng.integers(4)
+        if kind == 0:
+            pred = list(ref)
+        elif kind == 1:
+            pred = [int(x) for x in rng.permutation(ref)]
+        else:
+            pred = [int(x) for x in rng.integers(0, n + 2, int(rng.integers(0, n + 3)))]
+        refs.append(ref)
+        preds.append(pred)
+    r = score(preds, refs)
+    assert means(r) == pytest.approx(oracle_mean(preds, refs))
+    assert means(r["by_num_clips"][n]) == pytest.approx(oracle_mean(preds, refs))
+
+
 # --- robust inputs ---------------------------------------------------------------------------
 
 

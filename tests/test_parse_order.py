@@ -108,6 +108,7 @@ def test_parses(text: str, expected: list[int]) -> None:
         '```json\n{"explanation": "unclear"}\n```',
         "<order><order>",
         '{"order": "unknown"}',
+        "<order>², 1</order>",  # a digit that is no decimal number (int() refuses it)
     ],
 )
 def test_unparseable_is_none(text: str) -> None:
