@@ -437,3 +437,77 @@ def test_rotated_source_is_cut_as_it_is_displayed(tmp_path, rotation):
         assert (frames[0].width, frames[0].height) == size
         assert all(f.rotation == 0 for f in frames)  # turned pixels, no matrix left
         assert {_red_corner(f) for f in frames} == {SEEN_CORNER[rotation]}
+
+
+# Sources whose video starts after their container (issue 20, defect 1): annotations count
+# from the start of playback, the container's start, so a step at 3 s shows what a player
+# shows 3 s after pressing play, however late the video stream itself begins.
+LATE_VIDEO = {
+    # an empty edit: audio from 0, video from 2.0 s (a DASH merge, ``-itsoffset``)
+    "late.mp4": dict(n_frames=150, fps=25, pts=[50 + i for i in range(150)], audio=True),
+    # a capture whose audio starts before its video
+    "late.ts": dict(
+        n_frames=150, fps=25, fmt="mpegts", codec="mpeg2video", pts=[13 + i for i in range(150)],
+        audio=True,
+    ),
+    # no audio: the container starts with the video, so the video starts at 0 (as ffmpeg)
+    "alone.mp4": dict(n_frames=150, fps=25, pts=[50 + i for i in range(150)]),
+}
+
+
+def _player_start(path: Path) -> Fraction:
+    """Where a player's timeline puts the first video frame (PyAV, not the cutter)."""
+    with av.open(str(path)) as container:
+        first = next(container.decode(video=0))
+        return Fraction(first.pts) * first.time_base - Fraction(container.start_time, av.time_base)
+
+
+@pytest.mark.parametrize("name", sorted(LATE_VIDEO))
+def test_clips_follow_the_containers_start_not_the_video_streams(tmp_path, name):
+    src = write_video(tmp_path / name, time_base=Fraction(1, 25), **LATE_VIDEO[name])
+    frames = source_frames(src)
+    late = _player_start(src)
+    assert late == (0 if name == "alone.mp4" else frames[0][0]) and frames[0][0] == late
+    if name != "alone.mp4":
+        assert late >= Fraction(1, 2)  # the file really starts its video late
+    segments = [(3.0, 5.0), (5.0, 6.3)]
+    probed, cut = _cut(src, tmp_path, segments)
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        assert [read_index(f) for f in clip_frames(clip.path)] == want
+        assert clip.first_time == pytest.approx(float(frames[want[0]][0]), abs=1e-4)
+        assert clip.last_time == pytest.approx(float(frames[want[-1]][0]), abs=1e-4)
+    if name == "late.mp4":
+        assert want == list(range(75, 108))  # 5.0-6.3 s: frames 3.0-4.28 s into the video
+        assert _expected(frames, 3.0, 5.0) == list(range(25, 75))  # the issue's example
+    # the probe measures the source on the same timeline
+    assert probed.source.start_time == pytest.approx(0.0 if late else 2.0)
+    assert probed.source.duration == pytest.approx(float(frames[-1][0]) + 0.04, abs=0.05)
+
+
+def test_a_step_before_the_first_video_frame_shows_the_first_frame(tmp_path):
+    """A player shows nothing new before the video starts; the clip holds the first frame
+    over that time (as over any frame gap at a step's start) and keeps the segment's length;
+    a step that ends before the video starts has no frame and skips the video."""
+    src = write_video(tmp_path / "late.mp4", time_base=Fraction(1, 25), **LATE_VIDEO["late.mp4"])
+    _, cut = _cut(src, tmp_path, [(1.0, 2.5)])
+    got = [read_index(f) for f in clip_frames(cut.clips[0].path)]
+    assert got == [0] * 26 + list(range(1, 13))  # 1.0-2.02 s: frame 0 (shown from 2.0 s)
+    assert abs(cut.clips[0].duration - 1.5) <= 0.04 + 1e-9
+    with pytest.raises(SkipVideo) as raised:
+        _cut(src, tmp_path / "early", [(0.5, 1.5), (3.0, 4.0)])
+    assert "step 1" in raised.value.reason and "no frame" in raised.value.reason
+
+
+def test_probe_coverage_counts_from_the_containers_start(tmp_path):
+    src = write_video(tmp_path / "late.mp4", time_base=Fraction(1, 25), **LATE_VIDEO["late.mp4"])
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / "vid.mp4")
+    # the video ends 8.0 s after playback starts (6 s of frames from 2.0 s)
+    assert probe(entry("vid", [(1.0, 7.9)]), videos, tolerance=0.5).source.duration == (
+        pytest.approx(8.0)
+    )
+    with pytest.raises(SkipVideo) as raised:
+        probe(entry("vid", [(1.0, 9.0)]), videos, tolerance=0.5)
+    assert "8.00 s long" in raised.value.reason

@@ -142,7 +142,9 @@ def mp4_top_level_boxes(path: Path) -> list[str]:
 
 
 def source_frames(path: Path) -> list[tuple[Fraction, av.VideoFrame]]:
-    """Every frame of a source in presentation order with its time from the stream start.
+    """Every frame of a source in presentation order with its time on a player's timeline:
+    the frame's time minus the container's start (where playback starts, whichever stream
+    starts it; a video that starts after its audio is shown from its own start time).
 
     Times are the stream's own timestamps, sorted: the decoder emits frames in
     presentation order even when a container (AVI) labels them in decode order.
@@ -150,10 +152,10 @@ def source_frames(path: Path) -> list[tuple[Fraction, av.VideoFrame]]:
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         time_base = Fraction(stream.time_base)
-        origin = stream.start_time or 0
+        start = Fraction(container.start_time or 0, av.time_base)
         frames = list(container.decode(stream))
     stamps = sorted(f.pts if f.pts is not None else f.dts for f in frames)
-    return [((pts - origin) * time_base, f) for pts, f in zip(stamps, frames, strict=True)]
+    return [(pts * time_base - start, f) for pts, f in zip(stamps, frames, strict=True)]
 
 
 def clip_frames(path: Path) -> list[av.VideoFrame]:
