@@ -22,12 +22,14 @@ from splice_build.stages.probe import probe
 from tests.videos import (
     clip_frames,
     entry,
+    grey_levels,
     mp4_top_level_boxes,
     read_index,
     set_display_rotation,
     source_frames,
     truncate,
     write_corner_video,
+    write_levels_video,
     write_video,
 )
 
@@ -511,3 +513,23 @@ def test_probe_coverage_counts_from_the_containers_start(tmp_path):
     with pytest.raises(SkipVideo) as raised:
         probe(entry("vid", [(1.0, 9.0)]), videos, tolerance=0.5)
     assert "8.00 s long" in raised.value.reason
+
+
+LEVEL_SOURCES = {
+    "yuvj.mkv": dict(pix_fmt="yuvj420p"),  # H.264 in a JPEG-range pixel format
+    "mjpeg.avi": dict(codec="mjpeg", pix_fmt="yuvj420p"),  # a webcam's MJPEG
+    "full.webm": dict(codec="libvpx-vp9", full_range=True),  # yuv420p tagged full range
+    "limited.mp4": dict(),  # the common case: must stay as it is
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEVEL_SOURCES))
+def test_clips_keep_the_sources_levels(tmp_path, name):
+    """Decoded by its own range tag, a clip shows the levels the source shows (issue 20,
+    defect 2: full-range samples written untagged read back as limited, 20/230 -> 4/249)."""
+    src = write_levels_video(tmp_path / name, **LEVEL_SOURCES[name])
+    with av.open(str(src)) as container:
+        want = grey_levels(next(container.decode(video=0)))
+    _, cut = _cut(src, tmp_path, [(0.3, 1.5)])
+    for frame in clip_frames(cut.clips[0].path):
+        assert grey_levels(frame) == pytest.approx(want, abs=2.5)

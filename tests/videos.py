@@ -223,3 +223,54 @@ def set_display_rotation(path: Path, degrees: int) -> Path:
     data[start : start + 36] = struct.pack(">9i", *matrix)
     path.write_bytes(bytes(data))
     return path
+
+
+LEVELS = (20, 230)  # RGB grey levels near both ends of the range, where ranges differ most
+
+
+def write_levels_video(
+    path: Path,
+    *,
+    codec: str = "libx264",
+    pix_fmt: str = "yuv420p",
+    full_range: bool = False,
+    n_frames: int = 20,
+    fps: int = 10,
+    size: tuple[int, int] = (64, 48),
+) -> Path:
+    """Frames whose left half is grey `LEVELS[0]` and right half `LEVELS[1]`, encoded as
+    full-range YUV when ``full_range`` (or when ``pix_fmt`` is a yuvj format), as phones,
+    webcams and MJPEG cameras write them."""
+    width, height = size
+    image = np.empty((height, width, 3), np.uint8)
+    image[:, : width // 2], image[:, width // 2 :] = LEVELS
+    full = full_range or pix_fmt.startswith("yuvj")
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream(codec, rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
+        if full:
+            stream.codec_context.color_range = av.video.reformatter.ColorRange.JPEG
+        for i in range(n_frames):
+            rgb = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame = rgb.reformat(
+                format=pix_fmt, dst_color_range="JPEG" if full else None
+            )
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            if full:
+                frame.color_range = av.video.reformatter.ColorRange.JPEG
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+def grey_levels(frame: av.VideoFrame) -> tuple[float, float]:
+    """The mean RGB level of a frame's left and right quarter-inner parts (see
+    `write_levels_video`), as a player converts it (by the frame's own range tag)."""
+    rgb = frame.to_ndarray(format="rgb24").astype(float)
+    height, width = rgb.shape[:2]
+    rows = slice(height // 4, 3 * height // 4)
+    left = rgb[rows, width // 8 : 3 * width // 8].mean()
+    right = rgb[rows, 5 * width // 8 : 7 * width // 8].mean()
+    return left, right

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import av
 import numpy as np
-from av.video.reformatter import VideoReformatter
+from av.video.reformatter import ColorRange, VideoReformatter
 
 from splice_build.records import Clip, CutSettings, CutVideo, ProbedVideo, SkipVideo, Step
 from splice_build.stages.frames import (
@@ -53,6 +53,11 @@ from splice_build.stages.frames import (
 )
 
 OUTPUT_PIX_FMT = "yuv420p"
+# Clips are limited ("TV", MPEG) range and say so: what decoders assume of untagged H.264.
+# Full-range sources (yuvj formats, phones and webcams tagging yuv420p as full range, MJPEG)
+# are converted to it; written untouched, their samples read back as limited (RGB 20/230
+# came out as 4/249).
+OUTPUT_COLOR_RANGE = ColorRange.MPEG
 # x264's macroblock-tree rate control gave different bytes for the same frames from run to
 # run in the PyAV wheel's x264 (measured: 3-5 distinct outputs in 12 encodes, single- and
 # multi-threaded; none with mbtree off). Two builds with the same seed must be identical,
@@ -409,7 +414,13 @@ class _ClipEncoder:
             self._copy_colour_tags(frame)
         width, height = self.plan.stored_size
         out = self._scaler.reformat(
-            frame, width=width, height=height, format=OUTPUT_PIX_FMT, interpolation=INTERPOLATION
+            frame,
+            width=width,
+            height=height,
+            format=OUTPUT_PIX_FMT,
+            interpolation=INTERPOLATION,
+            src_color_range=source_range(frame),
+            dst_color_range=OUTPUT_COLOR_RANGE,
         )
         if self.plan.turns:
             out = turn(out, self.plan.turns)
@@ -417,8 +428,10 @@ class _ClipEncoder:
         return out
 
     def _copy_colour_tags(self, frame: av.VideoFrame) -> None:
-        """Keep a YUV source's colour description (BT.709 HD stays BT.709 when scaled)."""
+        """Keep a YUV source's colour description (BT.709 HD stays BT.709 when scaled), and
+        say the range the samples are in (`OUTPUT_COLOR_RANGE`), whatever the source's."""
         self._tagged = True
+        self.stream.codec_context.color_range = OUTPUT_COLOR_RANGE
         if frame.format.is_rgb:
             return
         context = self.stream.codec_context
@@ -440,6 +453,16 @@ class _ClipEncoder:
         except DECODE_ERRORS:
             pass
         self.path.unlink(missing_ok=True)
+
+
+def source_range(frame: av.VideoFrame) -> ColorRange | None:
+    """The range a decoded frame's samples are in: full for a yuvj format or a full-range
+    tag, else limited (what an untagged YUV frame means to a player); None for RGB, which
+    has no range to convert from."""
+    if frame.format.is_rgb:
+        return None
+    full = frame.color_range == ColorRange.JPEG or frame.format.name.startswith("yuvj")
+    return ColorRange.JPEG if full else ColorRange.MPEG
 
 
 def turn(frame: av.VideoFrame, quarter_turns: int) -> av.VideoFrame:
