@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from splice_build.records import CutSettings, SkipVideo
+from splice_build.running.worker import check_clips
 from splice_build.stages import cut as cut_module
 from splice_build.stages import frames as frames_module
 from splice_build.stages.cut import cut_video, output_rate, output_size
@@ -30,6 +31,7 @@ from tests.videos import (
     truncate,
     write_corner_video,
     write_levels_video,
+    write_sparse_avi,
     write_video,
 )
 
@@ -533,3 +535,32 @@ def test_clips_keep_the_sources_levels(tmp_path, name):
     _, cut = _cut(src, tmp_path, [(0.3, 1.5)])
     for frame in clip_frames(cut.clips[0].path):
         assert grey_levels(frame) == pytest.approx(want, abs=2.5)
+
+
+def test_sparse_variable_rate_source_is_cut_as_a_player_shows_it(tmp_path):
+    """Issue 20, defect 4: a Cinepak AVI at a nominal 15 fps whose frames really come
+    0.4-0.47 s apart. The clips hold the rule the worker and ``splice validate`` apply
+    (``clipcheck``), every slot shows a frame a player shows within the source's actual
+    frame interval there, and the last frame is held until the segment's end."""
+    src = write_sparse_avi(tmp_path / "sparse.avi")
+    frames = source_frames(src)
+    times = [t for t, _ in frames]
+    assert [read_index(f) for _, f in frames] == list(range(len(frames)))
+    assert min(b - a for a, b in zip(times, times[1:])) >= Fraction(2, 5)
+    last = float(times[-1])
+    segments = [(2.0, 9.5), (22.0, 28.5), (35.0, round(last + 0.3, 2))]
+    probed, cut = _cut(src, tmp_path, segments)
+    assert probed.source.fps == 15  # the nominal rate: the clips run at it
+    check_clips(cut, DEFAULT.tolerance)  # what the worker holds a cut to before commit
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        slot = Fraction(1, 15)
+        assert got[0] == want[0] and got[-1] == want[-1] and set(got) == set(want)
+        for k, index in enumerate(got):
+            t = Fraction(repr(start)) + k * slot
+            on_screen = max([i for i in want if times[i] <= t], default=want[0])
+            interval = times[min(on_screen + 1, len(times) - 1)] - times[max(on_screen - 1, 0)]
+            assert abs(times[index] - max(t, times[want[0]])) <= interval, (start, k)
+        # held until the segment's end, within a clip frame, also past the source's last frame
+        assert abs(clip.duration - (stop - start)) <= float(slot) + 1e-6, (start, stop)

@@ -274,3 +274,24 @@ def grey_levels(frame: av.VideoFrame) -> tuple[float, float]:
     left = rgb[rows, width // 8 : 3 * width // 8].mean()
     right = rgb[rows, 5 * width // 8 : 7 * width // 8].mean()
     return left, right
+
+
+def write_sparse_avi(path: Path, *, seconds: float = 40.0, seed: int = 20) -> Path:
+    """A Cinepak AVI at a nominal 15 fps whose frames sit 6 or 7 ticks (0.4-0.47 s) apart:
+    the AVI muxer writes empty chunks for the ticks between, as old capture tools did, so
+    the header's rate says 15 while a frame really lasts about 0.44 s."""
+    rng = np.random.default_rng(seed)
+    pts = [0]
+    while pts[-1] < 15 * seconds:
+        pts.append(pts[-1] + int(rng.choice([6, 7])))
+    return write_video(
+        path,
+        fmt="avi",
+        codec="cinepak",
+        pix_fmt="rgb24",
+        fps=15,
+        n_frames=len(pts),
+        pts=pts,
+        time_base=Fraction(1, 15),
+        size=(160, 120),
+    )

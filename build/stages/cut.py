@@ -10,8 +10,10 @@ at ``first + k / rate`` shows the source frame of the step nearest to it, so a c
 frame rate source maps one to one, a variable frame rate source is evened out (frames
 repeated over its pauses, bursts thinned, a pause over the step's start filled with the
 step's first frame), and slot 0 is always the step's first frame. A clip's duration is
-therefore ``num_frames / rate``, within one frame of its segment, except where the source
-ends first (inside the probe's tolerance): then the clip ends with the source's last frame.
+therefore ``num_frames / rate``, within one frame of its segment whatever the source's frame
+spacing (a sparse source at a nominal 15 fps whose frames come 0.4 s apart gets 15 fps clips
+with each frame held), except where the source ends first (inside the probe's tolerance):
+then its last frame is held for its actual frame interval and the clip ends there.
 ``splice_build.stages.clipcheck`` holds these promises; the worker checks every clip against
 them before committing it, and ``splice validate`` checks the built folder the same way.
 
@@ -330,11 +332,15 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     is emitted for every slot up to the midpoint between it and the next frame. ``base``
     is the first frame's time less whole slots, the latest such time at or after the start.
     After the last frame, slots continue to the step's end when a later frame exists (the
-    last one lasts until then), or for half a slot at the end of the stream (a source that
-    ends inside the coverage tolerance: the clip goes up to its last frame).
+    last one lasts until then). At the end of the stream the last frame is held for the
+    source's actual frame interval there (up to half a slot before where its successor
+    would come, never past the step's end): a sparse source's last frame, on screen for
+    0.4 s, is held for that long, and a source that ends inside the coverage tolerance
+    gives a clip that ends with its last frame.
     """
     slot = plan.slot_ticks
     pending: Frame | None = None
+    interval = slot  # between the pending frame and the one before it
     base = 0  # pts of the step's first frame: slot 0
     k = 0
     limit: Fraction | None = None
@@ -351,6 +357,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
             # constant rate the first frame is less than a slot after the start: no change.
             base = pts - math.floor((pts - start) / slot) * slot
         else:
+            interval = Fraction(pts - pending[0])
             middle = Fraction(pending[0] + pts, 2)
             while base + k * slot < end and base + k * slot <= middle:
                 yield pending
@@ -359,7 +366,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     if pending is None:
         return
     if limit is None:
-        limit = min(Fraction(end), pending[0] + slot / 2)
+        limit = min(Fraction(end), pending[0] + max(slot, interval) - slot / 2)
     while base + k * slot < limit:
         yield pending
         k += 1
