@@ -451,7 +451,11 @@ LATE_VIDEO = {
     "late.mp4": dict(n_frames=150, fps=25, pts=[50 + i for i in range(150)], audio=True),
     # a capture whose audio starts before its video
     "late.ts": dict(
-        n_frames=150, fps=25, fmt="mpegts", codec="mpeg2video", pts=[13 + i for i in range(150)],
+        n_frames=150,
+        fps=25,
+        fmt="mpegts",
+        codec="mpeg2video",
+        pts=[13 + i for i in range(150)],
         audio=True,
     ),
     # no audio: the container starts with the video, so the video starts at 0 (as ffmpeg)
@@ -546,7 +550,7 @@ def test_sparse_variable_rate_source_is_cut_as_a_player_shows_it(tmp_path):
     frames = source_frames(src)
     times = [t for t, _ in frames]
     assert [read_index(f) for _, f in frames] == list(range(len(frames)))
-    assert min(b - a for a, b in zip(times, times[1:])) >= Fraction(2, 5)
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= Fraction(2, 5)
     last = float(times[-1])
     segments = [(2.0, 9.5), (22.0, 28.5), (35.0, round(last + 0.3, 2))]
     probed, cut = _cut(src, tmp_path, segments)
@@ -564,3 +568,32 @@ def test_sparse_variable_rate_source_is_cut_as_a_player_shows_it(tmp_path):
             assert abs(times[index] - max(t, times[want[0]])) <= interval, (start, k)
         # held until the segment's end, within a clip frame, also past the source's last frame
         assert abs(clip.duration - (stop - start)) <= float(slot) + 1e-6, (start, stop)
+
+
+@pytest.mark.parametrize("codec", ["mpeg4", "libx264"])
+def test_avi_with_b_frames_follows_the_players_timeline(tmp_path, monkeypatch, codec):
+    """Issue 20, defect 8: AVI stores no presentation times, and a decoder that reorders
+    B-frames hands out its first frame one frame late; every FFmpeg-based player (and
+    ``ffmpeg -ss``) then shows frame k at (k + 1) / fps. The clips follow that timeline,
+    the one a player shows, not the encoder's intent (k / fps), through seeks and lanes."""
+    src = write_video(
+        tmp_path / "b.avi", fmt="avi", codec=codec, b_frames=2, n_frames=200, fps=10, gop=12
+    )
+    with av.open(str(src)) as container:  # the player's timeline, as PyAV decodes it
+        start = Fraction(container.start_time or 0, av.time_base)
+        decoded = [(f.pts * f.time_base - start, read_index(f)) for f in container.decode(video=0)]
+    shown = sorted(t for t, _ in decoded)  # AVI labels H.264's frames in decode order
+    assert [i for _, i in decoded] == list(range(200))
+    assert shown == [Fraction(k + 1, 10) for k in range(200)]  # one frame late, in the file
+    monkeypatch.setattr(frames_module, "SEEK_GAP_SECONDS", 0.5)
+    segments = [(0.0, 1.0), (1.0, 2.0), (4.15, 5.0), (9.93, 11.0), (17.0, 19.0)]
+    _, cut = _cut(src, tmp_path, segments)
+    for clip, (begin, stop) in zip(cut.clips, segments, strict=True):
+        b, e = Fraction(repr(begin)), Fraction(repr(stop))
+        want = [k for k, t in enumerate(shown) if b <= t < e]
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        if begin == 0.0:  # nothing is shown before 0.1 s: the first frame stands in
+            want = [0, *want]
+        assert got == want, (begin, stop)
+        assert clip.first_time == pytest.approx(float(shown[want[0]]) if begin else 0.1)
+    assert [read_index(f) for f in clip_frames(cut.clips[1].path)] == list(range(9, 19))

@@ -252,9 +252,7 @@ def write_levels_video(
             stream.codec_context.color_range = av.video.reformatter.ColorRange.JPEG
         for i in range(n_frames):
             rgb = av.VideoFrame.from_ndarray(image, format="rgb24")
-            frame = rgb.reformat(
-                format=pix_fmt, dst_color_range="JPEG" if full else None
-            )
+            frame = rgb.reformat(format=pix_fmt, dst_color_range="JPEG" if full else None)
             frame.pts, frame.time_base = i, Fraction(1, fps)
             if full:
                 frame.color_range = av.video.reformatter.ColorRange.JPEG

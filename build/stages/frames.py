@@ -10,6 +10,13 @@ see `stream_origin`). Everything that compares a frame with a segment boundary g
 over gaps long enough to be worth it, re-seeks earlier when a demuxer without an index
 lands past the target, and repairs timestamps that come out of the decoder out of order
 (AVI stores no pts, so B-frames get their decode-order times).
+
+An AVI with B-frames keeps the decoder's reorder delay in its timeline: its first frame
+comes out labelled one frame late, so frame k is at (k + 1) / fps. That is what every
+FFmpeg-based player and ``ffmpeg -ss`` show (PyAV's frame times say the same), and the
+timing truth here is the player's: such sources are cut on that timeline, one frame
+"early" against the encoder's intent (k / fps), which the file no longer records
+(tests/test_cut.py, test_avi_with_b_frames_follows_the_players_timeline).
 """
 
 from __future__ import annotations
