@@ -539,6 +539,8 @@ def test_clips_keep_the_sources_levels(tmp_path, name):
     _, cut = _cut(src, tmp_path, [(0.3, 1.5)])
     for frame in clip_frames(cut.clips[0].path):
         assert grey_levels(frame) == pytest.approx(want, abs=2.5)
+    _, again = _cut(src, tmp_path / "again", [(0.3, 1.5)])  # still byte for byte the same
+    assert again.clips[0].path.read_bytes() == cut.clips[0].path.read_bytes()
 
 
 def test_sparse_variable_rate_source_is_cut_as_a_player_shows_it(tmp_path):
