@@ -70,7 +70,7 @@ class SourceInfo:
     height: int
     fps: float  # average frame rate
     duration: float  # seconds covered by the video stream
-    start_time: float  # container/stream start time in seconds (non-zero for MPEG-PS/TS)
+    start_time: float  # where playback starts (the container's start), s on the video clock
     has_audio: bool
     # Quarter turns counterclockwise a player gives the stored picture (the display matrix
     # of phone videos: 3 for a phone held upright); width and height are the stored ones.
@@ -168,7 +168,7 @@ class Clip:
     path: Path
     duration: float  # seconds of the encoded clip
     num_frames: int
-    first_time: float  # source time (s, from the stream's start) of the first frame kept
+    first_time: float  # source time (s, from the container's start) of the first frame kept
     last_time: float  # source time of the last frame kept
     width: int
     height: int

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from splice_build.records import CutSettings, SkipVideo
+from splice_build.running.worker import check_clips
 from splice_build.stages import cut as cut_module
 from splice_build.stages import frames as frames_module
 from splice_build.stages.cut import cut_video, output_rate, output_size
@@ -22,12 +23,15 @@ from splice_build.stages.probe import probe
 from tests.videos import (
     clip_frames,
     entry,
+    grey_levels,
     mp4_top_level_boxes,
     read_index,
     set_display_rotation,
     source_frames,
     truncate,
     write_corner_video,
+    write_levels_video,
+    write_sparse_avi,
     write_video,
 )
 
@@ -437,3 +441,161 @@ def test_rotated_source_is_cut_as_it_is_displayed(tmp_path, rotation):
         assert (frames[0].width, frames[0].height) == size
         assert all(f.rotation == 0 for f in frames)  # turned pixels, no matrix left
         assert {_red_corner(f) for f in frames} == {SEEN_CORNER[rotation]}
+
+
+# Sources whose video starts after their container (issue 20, defect 1): annotations count
+# from the start of playback, the container's start, so a step at 3 s shows what a player
+# shows 3 s after pressing play, however late the video stream itself begins.
+LATE_VIDEO = {
+    # an empty edit: audio from 0, video from 2.0 s (a DASH merge, ``-itsoffset``)
+    "late.mp4": dict(n_frames=150, fps=25, pts=[50 + i for i in range(150)], audio=True),
+    # a capture whose audio starts before its video
+    "late.ts": dict(
+        n_frames=150,
+        fps=25,
+        fmt="mpegts",
+        codec="mpeg2video",
+        pts=[13 + i for i in range(150)],
+        audio=True,
+    ),
+    # no audio: the container starts with the video, so the video starts at 0 (as ffmpeg)
+    "alone.mp4": dict(n_frames=150, fps=25, pts=[50 + i for i in range(150)]),
+}
+
+
+def _player_start(path: Path) -> Fraction:
+    """Where a player's timeline puts the first video frame (PyAV, not the cutter)."""
+    with av.open(str(path)) as container:
+        first = next(container.decode(video=0))
+        return Fraction(first.pts) * first.time_base - Fraction(container.start_time, av.time_base)
+
+
+@pytest.mark.parametrize("name", sorted(LATE_VIDEO))
+def test_clips_follow_the_containers_start_not_the_video_streams(tmp_path, name):
+    src = write_video(tmp_path / name, time_base=Fraction(1, 25), **LATE_VIDEO[name])
+    frames = source_frames(src)
+    late = _player_start(src)
+    assert late == (0 if name == "alone.mp4" else frames[0][0]) and frames[0][0] == late
+    if name != "alone.mp4":
+        assert late >= Fraction(1, 2)  # the file really starts its video late
+    segments = [(3.0, 5.0), (5.0, 6.3)]
+    probed, cut = _cut(src, tmp_path, segments)
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        assert [read_index(f) for f in clip_frames(clip.path)] == want
+        assert clip.first_time == pytest.approx(float(frames[want[0]][0]), abs=1e-4)
+        assert clip.last_time == pytest.approx(float(frames[want[-1]][0]), abs=1e-4)
+    if name == "late.mp4":
+        assert want == list(range(75, 108))  # 5.0-6.3 s: frames 3.0-4.28 s into the video
+        assert _expected(frames, 3.0, 5.0) == list(range(25, 75))  # the issue's example
+    # the probe measures the source on the same timeline
+    assert probed.source.start_time == pytest.approx(0.0 if late else 2.0)
+    assert probed.source.duration == pytest.approx(float(frames[-1][0]) + 0.04, abs=0.05)
+
+
+def test_a_step_before_the_first_video_frame_shows_the_first_frame(tmp_path):
+    """A player shows nothing new before the video starts; the clip holds the first frame
+    over that time (as over any frame gap at a step's start) and keeps the segment's length;
+    a step that ends before the video starts has no frame and skips the video."""
+    src = write_video(tmp_path / "late.mp4", time_base=Fraction(1, 25), **LATE_VIDEO["late.mp4"])
+    _, cut = _cut(src, tmp_path, [(1.0, 2.5)])
+    got = [read_index(f) for f in clip_frames(cut.clips[0].path)]
+    assert got == [0] * 26 + list(range(1, 13))  # 1.0-2.02 s: frame 0 (shown from 2.0 s)
+    assert abs(cut.clips[0].duration - 1.5) <= 0.04 + 1e-9
+    with pytest.raises(SkipVideo) as raised:
+        _cut(src, tmp_path / "early", [(0.5, 1.5), (3.0, 4.0)])
+    assert "step 1" in raised.value.reason and "no frame" in raised.value.reason
+
+
+def test_probe_coverage_counts_from_the_containers_start(tmp_path):
+    src = write_video(tmp_path / "late.mp4", time_base=Fraction(1, 25), **LATE_VIDEO["late.mp4"])
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(src, videos / "vid.mp4")
+    # the video ends 8.0 s after playback starts (6 s of frames from 2.0 s)
+    assert probe(entry("vid", [(1.0, 7.9)]), videos, tolerance=0.5).source.duration == (
+        pytest.approx(8.0)
+    )
+    with pytest.raises(SkipVideo) as raised:
+        probe(entry("vid", [(1.0, 9.0)]), videos, tolerance=0.5)
+    assert "8.00 s long" in raised.value.reason
+
+
+LEVEL_SOURCES = {
+    "yuvj.mkv": dict(pix_fmt="yuvj420p"),  # H.264 in a JPEG-range pixel format
+    "mjpeg.avi": dict(codec="mjpeg", pix_fmt="yuvj420p"),  # a webcam's MJPEG
+    "full.webm": dict(codec="libvpx-vp9", full_range=True),  # yuv420p tagged full range
+    "limited.mp4": dict(),  # the common case: must stay as it is
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEVEL_SOURCES))
+def test_clips_keep_the_sources_levels(tmp_path, name):
+    """Decoded by its own range tag, a clip shows the levels the source shows (issue 20,
+    defect 2: full-range samples written untagged read back as limited, 20/230 -> 4/249)."""
+    src = write_levels_video(tmp_path / name, **LEVEL_SOURCES[name])
+    with av.open(str(src)) as container:
+        want = grey_levels(next(container.decode(video=0)))
+    _, cut = _cut(src, tmp_path, [(0.3, 1.5)])
+    for frame in clip_frames(cut.clips[0].path):
+        assert grey_levels(frame) == pytest.approx(want, abs=2.5)
+    _, again = _cut(src, tmp_path / "again", [(0.3, 1.5)])  # still byte for byte the same
+    assert again.clips[0].path.read_bytes() == cut.clips[0].path.read_bytes()
+
+
+def test_sparse_variable_rate_source_is_cut_as_a_player_shows_it(tmp_path):
+    """Issue 20, defect 4: a Cinepak AVI at a nominal 15 fps whose frames really come
+    0.4-0.47 s apart. The clips hold the rule the worker and ``splice validate`` apply
+    (``clipcheck``), every slot shows a frame a player shows within the source's actual
+    frame interval there, and the last frame is held until the segment's end."""
+    src = write_sparse_avi(tmp_path / "sparse.avi")
+    frames = source_frames(src)
+    times = [t for t, _ in frames]
+    assert [read_index(f) for _, f in frames] == list(range(len(frames)))
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= Fraction(2, 5)
+    last = float(times[-1])
+    segments = [(2.0, 9.5), (22.0, 28.5), (35.0, round(last + 0.3, 2))]
+    probed, cut = _cut(src, tmp_path, segments)
+    assert probed.source.fps == 15  # the nominal rate: the clips run at it
+    check_clips(cut, DEFAULT.tolerance)  # what the worker holds a cut to before commit
+    for clip, (start, stop) in zip(cut.clips, segments, strict=True):
+        want = _expected(frames, start, stop)
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        slot = Fraction(1, 15)
+        assert got[0] == want[0] and got[-1] == want[-1] and set(got) == set(want)
+        for k, index in enumerate(got):
+            t = Fraction(repr(start)) + k * slot
+            on_screen = max([i for i in want if times[i] <= t], default=want[0])
+            interval = times[min(on_screen + 1, len(times) - 1)] - times[max(on_screen - 1, 0)]
+            assert abs(times[index] - max(t, times[want[0]])) <= interval, (start, k)
+        # held until the segment's end, within a clip frame, also past the source's last frame
+        assert abs(clip.duration - (stop - start)) <= float(slot) + 1e-6, (start, stop)
+
+
+@pytest.mark.parametrize("codec", ["mpeg4", "libx264"])
+def test_avi_with_b_frames_follows_the_players_timeline(tmp_path, monkeypatch, codec):
+    """Issue 20, defect 8: AVI stores no presentation times, and a decoder that reorders
+    B-frames hands out its first frame one frame late; every FFmpeg-based player (and
+    ``ffmpeg -ss``) then shows frame k at (k + 1) / fps. The clips follow that timeline,
+    the one a player shows, not the encoder's intent (k / fps), through seeks and lanes."""
+    src = write_video(
+        tmp_path / "b.avi", fmt="avi", codec=codec, b_frames=2, n_frames=200, fps=10, gop=12
+    )
+    with av.open(str(src)) as container:  # the player's timeline, as PyAV decodes it
+        start = Fraction(container.start_time or 0, av.time_base)
+        decoded = [(f.pts * f.time_base - start, read_index(f)) for f in container.decode(video=0)]
+    shown = sorted(t for t, _ in decoded)  # AVI labels H.264's frames in decode order
+    assert [i for _, i in decoded] == list(range(200))
+    assert shown == [Fraction(k + 1, 10) for k in range(200)]  # one frame late, in the file
+    monkeypatch.setattr(frames_module, "SEEK_GAP_SECONDS", 0.5)
+    segments = [(0.0, 1.0), (1.0, 2.0), (4.15, 5.0), (9.93, 11.0), (17.0, 19.0)]
+    _, cut = _cut(src, tmp_path, segments)
+    for clip, (begin, stop) in zip(cut.clips, segments, strict=True):
+        b, e = Fraction(repr(begin)), Fraction(repr(stop))
+        want = [k for k, t in enumerate(shown) if b <= t < e]
+        got = [read_index(f) for f in clip_frames(clip.path)]
+        if begin == 0.0:  # nothing is shown before 0.1 s: the first frame stands in
+            want = [0, *want]
+        assert got == want, (begin, stop)
+        assert clip.first_time == pytest.approx(float(shown[want[0]]) if begin else 0.1)
+    assert [read_index(f) for f in clip_frames(cut.clips[1].path)] == list(range(9, 19))

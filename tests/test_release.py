@@ -196,16 +196,6 @@ def _write_unusable(seg: Path) -> None:
         path.write_text(pointer, "utf-8") if k == 1 else write_part(path, k)
 
 
-def expected_frames(video_id: str, part: int) -> int:
-    """What a clip of the release should hold: all its frames, but for the part that
-    starts off a keyframe, re-encoded by the cutter from its first decodable frame (the
-    next keyframe), which also fills the time of the two undecodable frames before it
-    (source timing kept): the two dropped packets are the only frames it lacks."""
-    if (video_id, part) == (NOT_ON_KEY, 1):
-        return frames_of(part) - 2
-    return frames_of(part)
-
-
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_release(tmp_path_factory.mktemp("release") / "splice-benchmark")
@@ -287,12 +277,14 @@ def test_each_clip_shows_the_part_its_answer_says_with_aligned_captions(imported
         for chrono, label in enumerate(order):  # chronological clip `chrono` has `label`
             clip = row[sd.CLIPS][label - 1]
             frames, colour, kinds = clip_view(clip["bytes"])
-            assert (frames, colour) == (expected_frames(vid, chrono + 1), chrono), (vid, label)
+            # every part in full, also the one re-encoded from off a keyframe: the cutter
+            # fills the time before its first decodable frame from where the part starts
+            assert (frames, colour) == (frames_of(chrono + 1), chrono), (vid, label)
             assert kinds == ["video"]  # the release's audio is gone
             assert clip["path"] == sd.clip_file_name(vid, label)
             assert row[sd.CAPTIONS][label - 1] == steps[chrono].label
             assert row[sd.ANSWER]["step_ids"][label - 1] == steps[chrono].step_id
-            seconds = expected_frames(vid, chrono + 1) / FPS
+            seconds = frames_of(chrono + 1) / FPS
             assert abs(row[sd.CLIP_DURATIONS][label - 1] - seconds) < 1e-6
     assert shuffled >= 2
 

@@ -142,7 +142,9 @@ def mp4_top_level_boxes(path: Path) -> list[str]:
 
 
 def source_frames(path: Path) -> list[tuple[Fraction, av.VideoFrame]]:
-    """Every frame of a source in presentation order with its time from the stream start.
+    """Every frame of a source in presentation order with its time on a player's timeline:
+    the frame's time minus the container's start (where playback starts, whichever stream
+    starts it; a video that starts after its audio is shown from its own start time).
 
     Times are the stream's own timestamps, sorted: the decoder emits frames in
     presentation order even when a container (AVI) labels them in decode order.
@@ -150,10 +152,10 @@ def source_frames(path: Path) -> list[tuple[Fraction, av.VideoFrame]]:
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         time_base = Fraction(stream.time_base)
-        origin = stream.start_time or 0
+        start = Fraction(container.start_time or 0, av.time_base)
         frames = list(container.decode(stream))
     stamps = sorted(f.pts if f.pts is not None else f.dts for f in frames)
-    return [((pts - origin) * time_base, f) for pts, f in zip(stamps, frames, strict=True)]
+    return [(pts * time_base - start, f) for pts, f in zip(stamps, frames, strict=True)]
 
 
 def clip_frames(path: Path) -> list[av.VideoFrame]:
@@ -221,3 +223,73 @@ def set_display_rotation(path: Path, degrees: int) -> Path:
     data[start : start + 36] = struct.pack(">9i", *matrix)
     path.write_bytes(bytes(data))
     return path
+
+
+LEVELS = (20, 230)  # RGB grey levels near both ends of the range, where ranges differ most
+
+
+def write_levels_video(
+    path: Path,
+    *,
+    codec: str = "libx264",
+    pix_fmt: str = "yuv420p",
+    full_range: bool = False,
+    n_frames: int = 20,
+    fps: int = 10,
+    size: tuple[int, int] = (64, 48),
+) -> Path:
+    """Frames whose left half is grey `LEVELS[0]` and right half `LEVELS[1]`, encoded as
+    full-range YUV when ``full_range`` (or when ``pix_fmt`` is a yuvj format), as phones,
+    webcams and MJPEG cameras write them."""
+    width, height = size
+    image = np.empty((height, width, 3), np.uint8)
+    image[:, : width // 2], image[:, width // 2 :] = LEVELS
+    full = full_range or pix_fmt.startswith("yuvj")
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream(codec, rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
+        if full:
+            stream.codec_context.color_range = av.video.reformatter.ColorRange.JPEG
+        for i in range(n_frames):
+            rgb = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame = rgb.reformat(format=pix_fmt, dst_color_range="JPEG" if full else None)
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            if full:
+                frame.color_range = av.video.reformatter.ColorRange.JPEG
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+def grey_levels(frame: av.VideoFrame) -> tuple[float, float]:
+    """The mean RGB level of a frame's left and right quarter-inner parts (see
+    `write_levels_video`), as a player converts it (by the frame's own range tag)."""
+    rgb = frame.to_ndarray(format="rgb24").astype(float)
+    height, width = rgb.shape[:2]
+    rows = slice(height // 4, 3 * height // 4)
+    left = rgb[rows, width // 8 : 3 * width // 8].mean()
+    right = rgb[rows, 5 * width // 8 : 7 * width // 8].mean()
+    return left, right
+
+
+def write_sparse_avi(path: Path, *, seconds: float = 40.0, seed: int = 20) -> Path:
+    """A Cinepak AVI at a nominal 15 fps whose frames sit 6 or 7 ticks (0.4-0.47 s) apart:
+    the AVI muxer writes empty chunks for the ticks between, as old capture tools did, so
+    the header's rate says 15 while a frame really lasts about 0.44 s."""
+    rng = np.random.default_rng(seed)
+    pts = [0]
+    while pts[-1] < 15 * seconds:
+        pts.append(pts[-1] + int(rng.choice([6, 7])))
+    return write_video(
+        path,
+        fmt="avi",
+        codec="cinepak",
+        pix_fmt="rgb24",
+        fps=15,
+        n_frames=len(pts),
+        pts=pts,
+        time_base=Fraction(1, 15),
+        size=(160, 120),
+    )

@@ -37,8 +37,10 @@ from splice_build.records import (
 CUT_RECORD = "cut.json"
 # Bump when the cutter's output for the same inputs changes, so old work is redone.
 # 2: single-threaded x264 in lanes (was 3 frame threads); 3: the display matrix applied,
-# a frame gap at a step's start filled with its first frame, clip checksums recorded.
-CUTTER_VERSION = 3
+# a frame gap at a step's start filled with its first frame, clip checksums recorded;
+# 4: time from the container's start (a video starting after its audio), full-range
+# sources converted to the clips' limited range and clips tagged limited.
+CUTTER_VERSION = 4
 
 
 def source_stamp(path: Path) -> dict[str, int]:

@@ -4,11 +4,17 @@ validator accepts, and a clip that breaks the rule is caught where it is made.
 
 The cutter promises (see ``splice_build.stages.cut``): an H.264 yuv420p mp4 of even size, time
 from 0, no metadata beyond the muxer's, no display matrix (the pixels are turned as the
-source is displayed), at a constant rate; it lasts its segment within
-one frame, except where the source ends first. The probe lets a source end up to the
-coverage tolerance before the last step's end, so a clip may fall short of its segment by
-the part of it past that point (the source's last frame ends it); and ``clip_durations``
-records the clip as cut (frames / rate), to the rounding of timestamps.
+source is displayed), at a constant rate; it lasts its segment within one frame, except
+where the source ends first.
+
+One of the clip's own frames is the right tolerance for every source the probe accepts,
+however sparse: the cutter's slots start less than a slot after the segment's start and run
+to its end, each holding the source frame nearest to it, so the source's actual frame
+interval decides which frame fills a slot (up to one interval from the one a player shows
+there), never how many slots there are. The probe lets a source end up to the coverage
+tolerance before the last step's end, so a clip may fall short of its segment by the part
+of it past that point (the source's last frame ends it); and ``clip_durations`` records the
+clip as cut (frames / rate), to the rounding of timestamps.
 
 Imports PyAV only: cut workers never load ``datasets``.
 """

@@ -10,8 +10,10 @@ at ``first + k / rate`` shows the source frame of the step nearest to it, so a c
 frame rate source maps one to one, a variable frame rate source is evened out (frames
 repeated over its pauses, bursts thinned, a pause over the step's start filled with the
 step's first frame), and slot 0 is always the step's first frame. A clip's duration is
-therefore ``num_frames / rate``, within one frame of its segment, except where the source
-ends first (inside the probe's tolerance): then the clip ends with the source's last frame.
+therefore ``num_frames / rate``, within one frame of its segment whatever the source's frame
+spacing (a sparse source at a nominal 15 fps whose frames come 0.4 s apart gets 15 fps clips
+with each frame held), except where the source ends first (inside the probe's tolerance):
+then its last frame is held for its actual frame interval and the clip ends there.
 ``splice_build.stages.clipcheck`` holds these promises; the worker checks every clip against
 them before committing it, and ``splice validate`` checks the built folder the same way.
 
@@ -37,7 +39,7 @@ from pathlib import Path
 
 import av
 import numpy as np
-from av.video.reformatter import VideoReformatter
+from av.video.reformatter import ColorRange, VideoReformatter
 
 from splice_build.records import Clip, CutSettings, CutVideo, ProbedVideo, SkipVideo, Step
 from splice_build.stages.frames import (
@@ -53,6 +55,11 @@ from splice_build.stages.frames import (
 )
 
 OUTPUT_PIX_FMT = "yuv420p"
+# Clips are limited ("TV", MPEG) range and say so: what decoders assume of untagged H.264.
+# Full-range sources (yuvj formats, phones and webcams tagging yuv420p as full range, MJPEG)
+# are converted to it; written untouched, their samples read back as limited (RGB 20/230
+# came out as 4/249).
+OUTPUT_COLOR_RANGE = ColorRange.MPEG
 # x264's macroblock-tree rate control gave different bytes for the same frames from run to
 # run in the PyAV wheel's x264 (measured: 3-5 distinct outputs in 12 encodes, single- and
 # multi-threaded; none with mbtree off). Two builds with the same seed must be identical,
@@ -325,11 +332,15 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     is emitted for every slot up to the midpoint between it and the next frame. ``base``
     is the first frame's time less whole slots, the latest such time at or after the start.
     After the last frame, slots continue to the step's end when a later frame exists (the
-    last one lasts until then), or for half a slot at the end of the stream (a source that
-    ends inside the coverage tolerance: the clip goes up to its last frame).
+    last one lasts until then). At the end of the stream the last frame is held for the
+    source's actual frame interval there (up to half a slot before where its successor
+    would come, never past the step's end): a sparse source's last frame, on screen for
+    0.4 s, is held for that long, and a source that ends inside the coverage tolerance
+    gives a clip that ends with its last frame.
     """
     slot = plan.slot_ticks
     pending: Frame | None = None
+    interval = slot  # between the pending frame and the one before it
     base = 0  # pts of the step's first frame: slot 0
     k = 0
     limit: Fraction | None = None
@@ -346,6 +357,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
             # constant rate the first frame is less than a slot after the start: no change.
             base = pts - math.floor((pts - start) / slot) * slot
         else:
+            interval = Fraction(pts - pending[0])
             middle = Fraction(pending[0] + pts, 2)
             while base + k * slot < end and base + k * slot <= middle:
                 yield pending
@@ -354,7 +366,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     if pending is None:
         return
     if limit is None:
-        limit = min(Fraction(end), pending[0] + slot / 2)
+        limit = min(Fraction(end), pending[0] + max(slot, interval) - slot / 2)
     while base + k * slot < limit:
         yield pending
         k += 1
@@ -409,7 +421,13 @@ class _ClipEncoder:
             self._copy_colour_tags(frame)
         width, height = self.plan.stored_size
         out = self._scaler.reformat(
-            frame, width=width, height=height, format=OUTPUT_PIX_FMT, interpolation=INTERPOLATION
+            frame,
+            width=width,
+            height=height,
+            format=OUTPUT_PIX_FMT,
+            interpolation=INTERPOLATION,
+            src_color_range=source_range(frame),
+            dst_color_range=OUTPUT_COLOR_RANGE,
         )
         if self.plan.turns:
             out = turn(out, self.plan.turns)
@@ -417,8 +435,10 @@ class _ClipEncoder:
         return out
 
     def _copy_colour_tags(self, frame: av.VideoFrame) -> None:
-        """Keep a YUV source's colour description (BT.709 HD stays BT.709 when scaled)."""
+        """Keep a YUV source's colour description (BT.709 HD stays BT.709 when scaled), and
+        say the range the samples are in (`OUTPUT_COLOR_RANGE`), whatever the source's."""
         self._tagged = True
+        self.stream.codec_context.color_range = OUTPUT_COLOR_RANGE
         if frame.format.is_rgb:
             return
         context = self.stream.codec_context
@@ -440,6 +460,16 @@ class _ClipEncoder:
         except DECODE_ERRORS:
             pass
         self.path.unlink(missing_ok=True)
+
+
+def source_range(frame: av.VideoFrame) -> ColorRange | None:
+    """The range a decoded frame's samples are in: full for a yuvj format or a full-range
+    tag, else limited (what an untagged YUV frame means to a player); None for RGB, which
+    has no range to convert from."""
+    if frame.format.is_rgb:
+        return None
+    full = frame.color_range == ColorRange.JPEG or frame.format.name.startswith("yuvj")
+    return ColorRange.JPEG if full else ColorRange.MPEG
 
 
 def turn(frame: av.VideoFrame, quarter_turns: int) -> av.VideoFrame:

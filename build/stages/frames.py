@@ -1,14 +1,22 @@
 """Decoded video frames with trustworthy timestamps, for probe and cut.
 
-Annotation times are seconds from the first frame of the YouTube video, while a local file
-counts time in integer ticks of its stream's time base from some origin (non-zero for
-MPEG-PS/TS). Everything that compares a frame with a segment boundary goes through
+Annotation times are seconds from the start of playback, while a local file counts time
+in integer ticks of its stream's time base from some origin: the container's start
+(non-zero for MPEG-PS/TS, earlier than the video's first frame when audio starts first;
+see `stream_origin`). Everything that compares a frame with a segment boundary goes through
 `to_pts`, so the comparison is done on integers (start rounded up) and never on floats.
 
 `FrameReader` decodes one source once, front to back, for all its segments: it seeks only
 over gaps long enough to be worth it, re-seeks earlier when a demuxer without an index
 lands past the target, and repairs timestamps that come out of the decoder out of order
 (AVI stores no pts, so B-frames get their decode-order times).
+
+An AVI with B-frames keeps the decoder's reorder delay in its timeline: its first frame
+comes out labelled one frame late, so frame k is at (k + 1) / fps. That is what every
+FFmpeg-based player and ``ffmpeg -ss`` show (PyAV's frame times say the same), and the
+timing truth here is the player's: such sources are cut on that timeline, one frame
+"early" against the encoder's intent (k / fps), which the file no longer records
+(tests/test_cut.py, test_avi_with_b_frames_follows_the_players_timeline).
 """
 
 from __future__ import annotations
@@ -86,15 +94,23 @@ def open_video(
 
 
 def stream_origin(container: av.container.InputContainer, stream: av.stream.Stream) -> int:
-    """The pts (stream time base) of source time 0: the stream's start time.
+    """The pts (stream time base) of source time 0: the container's start.
 
-    MPEG-PS/TS start at an arbitrary clock value; annotations count from the first frame.
+    Annotations count from the start of playback, which is the container's start (the
+    earliest stream's first timestamp), not the video stream's own: an mp4 whose video
+    starts 2 s after its audio (an empty edit) shows its first frame 2 s into playback, as
+    players and ``ffmpeg -ss`` do. MPEG-PS/TS start at an arbitrary clock value; a file
+    whose video is its earliest stream starts at its first frame. The container's start is
+    in microseconds: when it is the video stream's own start, that exact pts is taken.
     """
-    if stream.start_time is not None:
-        return int(stream.start_time)
-    if container.start_time is not None:
-        return math.ceil(Fraction(container.start_time, av.time_base) / stream.time_base)
-    return 0
+    time_base = Fraction(stream.time_base)
+    own = stream.start_time
+    if container.start_time is None:
+        return int(own) if own is not None else 0
+    start = Fraction(container.start_time, av.time_base)
+    if own is not None and abs(own * time_base - start) <= Fraction(1, av.time_base):
+        return int(own)
+    return round(start / time_base)
 
 
 def source_rate(stream: av.stream.Stream) -> Fraction | None:

@@ -145,13 +145,16 @@ def _check_least(path: Path, width: int, height: int, rate: Fraction | None) -> 
 def _header_duration(
     container: av.container.InputContainer, stream: av.stream.Stream, origin: int
 ) -> float | None:
-    """Seconds the header claims for the video stream (None when it does not say)."""
+    """Where the header says the video stream ends, in seconds from ``origin`` (None when
+    it does not say): a video that starts late ends late by as much."""
+    time_base = Fraction(stream.time_base)
     if stream.duration:
-        return float(stream.duration * Fraction(stream.time_base))
+        begins = stream.start_time if stream.start_time is not None else origin
+        return float((begins - origin + stream.duration) * time_base)
     if container.duration:
-        start = float(origin * Fraction(stream.time_base))
-        container_start = (container.start_time or 0) / 1_000_000
-        return container.duration / 1_000_000 - (start - container_start)
+        container_start = Fraction(container.start_time or 0, av.time_base)
+        ends = container_start + Fraction(container.duration, av.time_base)
+        return float(ends - origin * time_base)
     return None
 
 
