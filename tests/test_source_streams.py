@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import av
-import pyarrow.parquet as pq
 import pytest
 
-import splice_dataset as schema
 from splice_build.running.report import REPORT_JSON
-from tests.build_helpers import ids_with_steps, retimed_annotations
-from tests.videos import move_tags_first, read_index, write_video, write_with_still
+from tests.build_helpers import (
+    clip_first_frames,
+    ids_with_steps,
+    retimed_annotations,
+    run_splice,
+)
+from tests.videos import move_tags_first, write_video, write_with_still
 
 SEGMENTS = [(0.5, 2.0), (3.0, 5.0), (6.0, 8.0)]
 FPS = 10
@@ -29,42 +30,20 @@ FIRST_FRAMES = sorted(round(start * FPS) for start, _ in SEGMENTS)
 RAW_ERROR_WORDS = ("Errno", "Error:", "Operation not permitted", "FileNotFoundError")
 
 
-def splice(*argv: str | Path) -> subprocess.CompletedProcess:
-    """``splice`` as a separate process, the way a user starts it."""
-    return subprocess.run(
-        [sys.executable, "-m", "splice_build.cli", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def build_and_validate(tmp_path: Path, videos: Path, video_id: str) -> Path:
     """``splice build`` then ``splice validate``; both must exit 0 with the video kept."""
     annotations = retimed_annotations(tmp_path, {video_id: SEGMENTS}, duration=10.0)
     out = tmp_path / "splice"
-    built = splice(
+    built = run_splice(
         "build", "--annotations", annotations, "--videos", videos, "--out", out,
         "--workers", "1", "--no-progress",
     )  # fmt: skip
     assert built.returncode == 0, (built.stdout, built.stderr)
     report = json.loads((out / REPORT_JSON).read_text("utf-8"))
     assert [v["status"] for v in report["videos"]] == ["included"], report["videos"]
-    checked = splice("validate", out)
+    checked = run_splice("validate", out)
     assert checked.returncode == 0, (checked.stdout, checked.stderr)
     return out
-
-
-def first_frames(out: Path) -> list[int]:
-    """The source frame index each built clip starts with, sorted (clips are shuffled)."""
-    import io
-
-    (row,) = pq.read_table(out / schema.shard_dir(schema.FULL_CONFIG)).to_pylist()
-    found = []
-    for clip in row[schema.CLIPS]:
-        with av.open(io.BytesIO(clip["bytes"])) as container:
-            found.append(read_index(next(container.decode(video=0))))
-    return sorted(found)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +71,7 @@ def test_a_still_picture_stream_does_not_hide_the_video(
         kinds = [(s.type, s.codec_context.name) for s in container.streams]
     assert kinds[0] == ("video", options["still"]) and ("video", "h264") in kinds, kinds
     out = build_and_validate(tmp_path, videos, video_id)
-    assert first_frames(out) == FIRST_FRAMES
+    assert clip_first_frames(out) == FIRST_FRAMES
 
 
 def test_a_dangling_link_does_not_hide_the_good_source(tmp_path: Path) -> None:
@@ -102,7 +81,7 @@ def test_a_dangling_link_does_not_hide_the_good_source(tmp_path: Path) -> None:
     write_video(videos / f"{video_id}.webm", n_frames=100, fps=FPS, codec="libvpx")
     os.symlink(tmp_path / "gone" / f"{video_id}.mp4", videos / f"{video_id}.mp4")
     out = build_and_validate(tmp_path, videos, video_id)
-    assert first_frames(out) == FIRST_FRAMES
+    assert clip_first_frames(out) == FIRST_FRAMES
     report = json.loads((out / REPORT_JSON).read_text("utf-8"))
     printed = json.dumps(report)
     assert not any(word in printed for word in RAW_ERROR_WORDS), printed
@@ -114,11 +93,9 @@ def test_a_dangling_link_alone_is_skipped_with_a_reason_in_words(tmp_path: Path)
     videos.mkdir()
     write_video(videos / f"{good}.mp4", n_frames=100, fps=FPS)
     os.symlink(tmp_path / "gone.mp4", videos / f"{dangling}.mp4")
-    annotations = retimed_annotations(
-        tmp_path, {good: SEGMENTS, dangling: SEGMENTS}, duration=10.0
-    )
+    annotations = retimed_annotations(tmp_path, {good: SEGMENTS, dangling: SEGMENTS}, duration=10.0)
     out = tmp_path / "splice"
-    built = splice(
+    built = run_splice(
         "build", "--annotations", annotations, "--videos", videos, "--out", out,
         "--workers", "1", "--no-progress",
     )  # fmt: skip
@@ -129,4 +106,4 @@ def test_a_dangling_link_alone_is_skipped_with_a_reason_in_words(tmp_path: Path)
     assert skipped["status"] == "skipped", skipped
     assert "link" in skipped["reason"] and f"{dangling}.mp4" in skipped["reason"], skipped
     assert not any(word in skipped["reason"] for word in RAW_ERROR_WORDS), skipped
-    assert splice("validate", out).returncode == 0
+    assert run_splice("validate", out).returncode == 0

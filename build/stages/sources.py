@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
+from splice_build.errors import os_error_words
 from splice_build.records import SourceCandidates, SourceIndex
 
 # Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
@@ -70,6 +72,7 @@ def index_sources(root: Path) -> SourceIndex:
     root = Path(root)
     found: dict[str, list[tuple[tuple, str]]] = {}
     partial: dict[str, list[str]] = {}
+    unreadable: dict[str, list[str]] = {}
     files = folders = 0
     seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
     for folder, dirs, names in os.walk(root, followlinks=True):
@@ -95,6 +98,10 @@ def index_sources(root: Path) -> SourceIndex:
             video_id = video_id_of(name)
             if video_id is None:
                 continue
+            why = unreadable_reason(Path(folder) / name)
+            if why:  # a dangling link is no candidate: the next file must get its turn
+                unreadable.setdefault(video_id, []).append(f"{rel} ({why})")
+                continue
             ext = os.path.splitext(name)[1].lower()
             named_by_id = not _BRACKET_ID.search(os.path.splitext(name)[0])
             order = (_RANK[ext], not named_by_id, depth, rel)
@@ -105,7 +112,27 @@ def index_sources(root: Path) -> SourceIndex:
         partial={vid: tuple(sorted(p)) for vid, p in partial.items()},
         files=files,
         folders=folders,
+        unreadable={vid: tuple(sorted(u)) for vid, u in unreadable.items()},
     )
+
+
+def unreadable_reason(path: Path) -> str:
+    """Why a file named like a source cannot be one, in words ('' when it can be read).
+
+    One ``stat`` per source file (its target's, through a link): a dangling link or a file
+    without read permission is then left out like a missing file, instead of failing the
+    work key's ``stat`` and hiding the good file beside it. Read permission is asked of the
+    system only for files that are not plainly readable by everyone (root reads them all).
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        return os_error_words(err)
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if not info.st_mode & stat.S_IROTH and not os.access(path, os.R_OK):
+        return "it cannot be read: no permission to read it"
+    return ""
 
 
 def not_found_reason(candidates: SourceCandidates) -> str:
@@ -121,6 +148,8 @@ def not_found_reason(candidates: SourceCandidates) -> str:
         f"no source video {vid}.* in {where} ({candidates.files} files): looked for "
         f'{vid}.<ext> and "<title> [{vid}].<ext>" in any sub-folder, <ext> one of {exts}'
     )
+    if candidates.unreadable:
+        reason += f"; ignored files that cannot be read: {', '.join(candidates.unreadable)}"
     if candidates.partial:
         reason += f"; ignored partial downloads: {', '.join(candidates.partial)}"
     return reason
@@ -142,5 +171,6 @@ __all__ = [
     "index_sources",
     "is_partial",
     "not_found_reason",
+    "unreadable_reason",
     "video_id_of",
 ]
