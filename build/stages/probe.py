@@ -36,7 +36,7 @@ from splice_build.stages.frames import (
     to_pts,
     to_seconds,
 )
-from splice_build.stages.sources import index_sources, not_found_reason
+from splice_build.stages.sources import candidates_for, index_sources, not_found_reason
 
 
 def probe(
@@ -54,7 +54,7 @@ def probe(
     """
     videos_dir = Path(videos_dir)
     if candidates is None:
-        candidates = index_sources(videos_dir).lookup(entry.video_id)
+        candidates = candidates_for(index_sources(videos_dir), entry)
     if not candidates.paths:
         raise SkipVideo("probe", not_found_reason(candidates))
     failures: list[SkipVideo] = []

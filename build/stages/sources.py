@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
 from splice_build.errors import os_error_words
-from splice_build.records import SourceCandidates, SourceIndex
+from splice_build.records import SourceCandidates, SourceIndex, VideoEntry
 
 # Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
 # in order of preference when several exist: containers with a full index first (exact,
@@ -135,6 +136,16 @@ def unreadable_reason(path: Path) -> str:
     return ""
 
 
+def candidates_for(index: SourceIndex, entry: VideoEntry) -> SourceCandidates:
+    """An entry's candidates from the index, those in a folder named for its COIN
+    ``recipe_type`` first (COIN's ``download_videos.py`` layout): a copy of the same id
+    under another recipe's folder was put there for another entry, or by mistake."""
+    candidates = index.lookup(entry.video_id)
+    recipe = str(entry.recipe_type)
+    ranked = sorted(candidates.paths, key=lambda rel: PurePosixPath(rel).parent.name != recipe)
+    return replace(candidates, paths=tuple(ranked))
+
+
 def not_found_reason(candidates: SourceCandidates) -> str:
     """Why a video has no source, saying where the index looked (no local paths: the reason
     goes into the published build report)."""
@@ -155,18 +166,23 @@ def not_found_reason(candidates: SourceCandidates) -> str:
     return reason
 
 
-def duplicate_warnings(index: SourceIndex, video_ids: list[str]) -> list[str]:
-    """One line per video with more than one source file (for the build report)."""
-    return [
-        f"video {vid} has {len(index.by_id[vid])} source files "
-        f"({', '.join(index.by_id[vid])}): the first that opens is used"
-        for vid in sorted(video_ids)
-        if len(index.by_id.get(vid, ())) > 1
-    ]
+def duplicate_warnings(index: SourceIndex, entries: list[VideoEntry]) -> list[str]:
+    """One line per video with more than one source file (for the build report), in the
+    order they are tried."""
+    lines = []
+    for entry in sorted(entries, key=lambda e: e.video_id):
+        paths = candidates_for(index, entry).paths
+        if len(paths) > 1:
+            lines.append(
+                f"video {entry.video_id} has {len(paths)} source files ({', '.join(paths)}): "
+                "the first that opens is used"
+            )
+    return lines
 
 
 __all__ = [
     "SOURCE_EXTENSIONS",
+    "candidates_for",
     "duplicate_warnings",
     "index_sources",
     "is_partial",

@@ -90,7 +90,7 @@ class Fetcher:
         base = DownloadOutcome(
             entry.video_id, entry.recipe_type, "", url=download_report.public_url(url)
         )
-        candidates = self.index.lookup(entry.video_id)
+        candidates = sources.candidates_for(self.index, entry)
         broken: list[str] = []
         for rel in candidates.paths:
             try:
