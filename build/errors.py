@@ -13,6 +13,7 @@ and a UTF-8 byte order mark (what Excel and Notepad write) is accepted.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -51,3 +52,24 @@ def decode_text(data: bytes, path: str | os.PathLike, what: str) -> str:
 def read_text(path: str | os.PathLike, what: str) -> str:
     """The text of the user's UTF-8 file ``path`` (BOM accepted)."""
     return decode_text(read_bytes(path, what), path, what)
+
+
+# What a file system error on a file means for the user, for messages that go into reports
+# (an errno text such as "[Errno 1] Operation not permitted" tells nobody what to check).
+_OS_ERROR_WORDS = {
+    errno.ELOOP: "it is a link that leads back to itself",
+    errno.EACCES: "it cannot be read: no permission to read it",
+    errno.EPERM: "it cannot be read: no permission to read it",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.EIO: "it cannot be read: the disk reports a read error",
+}
+
+
+def os_error_words(err: OSError) -> str:
+    """A file system error on one file in words ("it is a link to a file that does not
+    exist"), to follow the file's name in a message."""
+    if err.errno == errno.ENOENT:
+        if err.filename is not None and os.path.islink(err.filename):
+            return "it is a link to a file that does not exist"
+        return "it is no longer there"
+    return _OS_ERROR_WORDS.get(err.errno, "it cannot be read")

@@ -88,6 +88,9 @@ class SourceCandidates:
     files: int  # files the walk saw in the whole folder
     folders: int  # folders it walked, the videos folder included
     partial: tuple[str, ...] = ()  # this video's partial downloads, never candidates
+    # Files named for this video that cannot be read (a dangling link, no permission), each
+    # with why in words: never candidates, said when nothing else will do.
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class SourceIndex:
     partial: dict[str, tuple[str, ...]]  # video id -> its partial downloads
     files: int
     folders: int
+    unreadable: dict[str, tuple[str, ...]] = field(default_factory=dict)  # id -> files, why
 
     def lookup(self, video_id: str) -> SourceCandidates:
         return SourceCandidates(
@@ -107,6 +111,7 @@ class SourceIndex:
             self.files,
             self.folders,
             self.partial.get(video_id, ()),
+            self.unreadable.get(video_id, ()),
         )
 
 

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_eval import http_post
-from splice_eval.breaker import Breaker, EndpointDown
 from splice_eval.redact import Redactor, url_secrets
 
 log = logging.getLogger("splice.run")
@@ -181,7 +181,7 @@ class ChatCaller:
             self.breaker.check()
 
     def _attempt(self, body: bytes) -> _Outcome:
-        handle = self.breaker.start()
+        handle = self.breaker.start(http_post.Attempt())
         try:
             reply = http_post.post(
                 self.url,

@@ -19,8 +19,8 @@ from typing import Any
 import splice_dataset as schema
 import splice_metric
 from splice_build.errors import UserError
+from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_eval import prompts
-from splice_eval.breaker import Breaker, EndpointDown
 from splice_eval.chat import CallResult
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
 from splice_eval.redact import Redactor

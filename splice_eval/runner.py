@@ -37,8 +37,8 @@ from tqdm import tqdm
 import splice_dataset as schema
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
+from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_eval import prompts, scoring
-from splice_eval.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.predictions import project_version

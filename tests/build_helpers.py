@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,35 @@ def subset_annotations(tmp: Path, ids: list[str], name: str = "coin.json") -> Pa
     path = tmp / name
     path.write_text(json.dumps({"database": {i: full[i] for i in ids}}), "utf-8")
     return path
+
+
+def run_splice(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``splice argv`` as a separate process, the way a user types it."""
+    return subprocess.run(
+        [sys.executable, "-m", "splice_build.cli", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def clip_first_frames(out: Path) -> list[int]:
+    """The source frame index (tests/videos.py's bars) each clip of a one-video build starts
+    with, sorted (clips are stored shuffled)."""
+    import io
+
+    import av
+    import pyarrow.parquet as pq
+
+    import splice_dataset as schema
+    from tests.videos import read_index
+
+    (row,) = pq.read_table(out / schema.shard_dir(schema.FULL_CONFIG)).to_pylist()
+    found = []
+    for clip in row[schema.CLIPS]:
+        with av.open(io.BytesIO(clip["bytes"])) as container:
+            found.append(read_index(next(container.decode(video=0))))
+    return sorted(found)
 
 
 def config(annotations: Path, sources: Path, out: Path, **kw) -> BuildConfig:

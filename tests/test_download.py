@@ -413,3 +413,88 @@ def test_reasons_name_local_folders_by_role_and_leave_urls_alone(tmp_path, monke
         "cannot open <out>/.splice-download/a/a.mp4 (tried <local>/x.part) "
         "from http://mirror.test/videos/a"
     )
+
+
+# --- issue 21, wall 4: downloads without a network --------------------------------------
+
+
+def _closed_port() -> str:
+    """The address of a mirror that was there and is gone: its port refuses connections."""
+    with Mirror({}) as mirror:
+        pass
+    return mirror.url
+
+
+def test_no_network_stops_early_instead_of_trying_every_video(tmp_path: Path, capsys) -> None:
+    """With no network every video was tried in turn, with all its retries (about 47 s each
+    at the defaults). As the model runner's circuit breaker does, the run stops after
+    ``--max-connect-failures`` connection failures in a row; the videos it did not try are
+    in the report, said in words, for a rerun to fetch."""
+    annotations = _annotations(tmp_path, {str(i): 10.0 for i in range(12)})
+    out = tmp_path / "videos"
+    status = cli.main(
+        [
+            "download", "--annotations", str(annotations), "--out", str(out),
+            "--url-template", _closed_port() + "/{video_id}", "--workers", "1",
+            "--sleep", "0", "--retries", "1", "--backoff", "0", "--no-progress",
+            "--max-connect-failures", "4",
+        ]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert status == 1
+    rows = list(_report(out).values())
+    assert len(rows) == 12
+    assert {(r["status"], r["category"]) for r in rows} == {("failed", "network")}
+    tried = [r for r in rows if r["attempts"] > 0]
+    assert sum(r["attempts"] for r in tried) == 4  # two videos of two attempts, then stop
+    untried = [r for r in rows if r["attempts"] == 0]
+    assert len(untried) == 10
+    assert all("not tried" in r["reason"] and "connection" in r["reason"] for r in untried)
+    assert "stopped" in printed and "10 videos not tried" in printed, printed
+
+
+def test_a_dangling_link_in_out_is_fetched_and_kept_aside(
+    tmp_path: Path, footage: dict[str, Path]
+) -> None:
+    """A dangling ``<id>.mp4`` link in --out made the video "failed, category local,
+    attempts 0" and the whole run "failed on the network". It is no source: the video is
+    fetched, and the link (the user's, not ours) is moved aside, not deleted."""
+    annotations = _annotations(tmp_path, {"bikes": 10.0})
+    (vid,) = json.loads(annotations.read_text())["database"]
+    out = tmp_path / "videos"
+    out.mkdir()
+    (out / f"{vid}.mp4").symlink_to(tmp_path / "unmounted" / f"{vid}.mp4")
+    with Mirror({vid: Item(footage["bikes"])}) as mirror:
+        assert _download(annotations, out, mirror) == 0
+    row = _report(out)[vid]
+    assert (row["status"], row["attempts"]) == ("downloaded", 1), row
+    assert "link" in row["reason"] and "Error" not in row["reason"], row
+    assert not (out / f"{vid}.mp4").is_symlink()
+    assert (out / f"{vid}.mp4").read_bytes() == footage["bikes"].read_bytes()
+    assert (out / f"{vid}.mp4.broken").is_symlink()  # the user's link, kept
+
+
+def test_report_urls_keep_the_video_id_and_hide_credentials(tmp_path: Path) -> None:
+    """The ``url`` column read ``https://www.youtube.com/watch``: the query, which holds
+    the id, was cut with the secrets. What names the video stays; a mirror's user info and
+    query values that are not the video's (a token) do not."""
+    annotations = _annotations(tmp_path, {"a": 10.0})
+    (vid,) = json.loads(annotations.read_text())["database"]
+    out = tmp_path / "videos"
+    host = _closed_port().replace("http://", "")
+    template = f"http://lab:pa55word@{host}/watch?v={{video_id}}&token=t0ken-9f&r={{recipe_type}}"
+    status = cli.main(
+        [
+            "download", "--annotations", str(annotations), "--out", str(out),
+            "--url-template", template, "--sleep", "0", "--retries", "0", "--no-progress",
+        ]
+    )  # fmt: skip
+    assert status == 1
+    recipe = json.loads(annotations.read_text())["database"][vid]["recipe_type"]
+    assert _report(out)[vid]["url"] == f"http://{host}/watch?v={vid}&r={recipe}"
+    written = (out / REPORT_JSON).read_text() + (out / "download_report.csv").read_text()
+    assert "pa55word" not in written and "t0ken-9f" not in written and "lab@" not in written
+    public = json.loads((out / REPORT_JSON).read_text())["settings"]["url_template"]
+    assert public == f"http://{host}/watch?v={{video_id}}&r={{recipe_type}}"
+    youtube = settings.DownloadSettings(out=out).public()["url_template"]
+    assert youtube == "https://www.youtube.com/watch?v={video_id}"

@@ -597,3 +597,31 @@ def test_out_is_guarded_like_a_builds(release_dir, tmp_path, capsys):
     assert err.startswith("splice import-release: no video imported: all 1 videos of the release")
     assert f"{UNKNOWN}: not in the annotations" in err and err.count("\n") == 1
     assert not fresh.exists() and not list(tmp_path.glob(".fresh*"))
+
+
+def test_a_linked_sub_folder_is_read_and_a_broken_link_is_said(tmp_path, capsys):
+    """A release sub-folder that is a symlink (issue 21, wall 7) was skipped silently: its
+    video lost parts, nothing said why, exit 0. It is followed, as ``splice build`` follows
+    a linked folder of --videos; a link that leads nowhere is named with why, and a link
+    back into the release is read once."""
+    release = tmp_path / "release"
+    seg = release / SEGMENTS_DIR
+    elsewhere = tmp_path / "other-disk" / "01"
+    for k in range(1, 6):
+        write_part((seg / "00" if k in (1, 2, 4) else elsewhere) / f"{SPREAD}_part_{k}.mp4", k)
+    (seg / "01").symlink_to(elsewhere, target_is_directory=True)
+    (seg / "09").symlink_to(tmp_path / "unmounted" / "09", target_is_directory=True)
+    (seg / "00" / "again").symlink_to(seg / "00", target_is_directory=True)
+    out = tmp_path / "splice"
+    code = main(["import-release", str(release), "--out", str(out), "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    report = load_report(out)
+    assert [(v["video_id"], v["status"], v["num_clips"]) for v in report["videos"]] == [
+        (SPREAD, "included", 5)
+    ]
+    (broken,) = [w for w in report["warnings"] if "09" in w]
+    assert f"{SEGMENTS_DIR}/09" in broken and "does not exist" in broken, broken
+    assert "Errno" not in broken and "Error" not in broken
+    assert f"{SEGMENTS_DIR}/09" in printed
+    assert main(["validate", str(out)]) == 0

@@ -23,8 +23,8 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.errors import UserError
+from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_eval import prompts
-from splice_eval.breaker import Breaker, EndpointDown
 from splice_eval.chat import CallResult
 from splice_eval.jobs import run_jobs
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions

@@ -18,7 +18,15 @@ from splice_build.running.pipeline import run_build
 from splice_build.running.report import REPORT_JSON
 from splice_build.stages import sources
 from splice_build.stages.probe import probe
-from tests.build_helpers import config, demo_database, subset_annotations
+from tests.build_helpers import (
+    clip_first_frames,
+    config,
+    demo_database,
+    ids_with_steps,
+    retimed_annotations,
+    run_splice,
+    subset_annotations,
+)
 from tests.videos import entry, truncate, write_video
 
 
@@ -201,3 +209,29 @@ def test_preferred_source_is_mp4_and_partial_downloads_are_ignored(tmp_path):
     assert _preferred(tmp_path, "abc") == tmp_path / "abc.mp4"
     (tmp_path / "UP.MP4").write_bytes(b"x")
     assert _preferred(tmp_path, "UP") == tmp_path / "UP.MP4"
+
+
+def test_the_copy_in_the_entrys_recipe_folder_is_used(tmp_path: Path) -> None:
+    """One video id in two COIN recipe folders (issue 21, wall 7): the copy in the folder of
+    the entry's ``recipe_type`` is cut, although the other folder sorts first. The two copies
+    differ in frame rate, so the clips' first frames tell which one was cut."""
+    (video_id,) = ids_with_steps(1, 3)
+    segments = [(0.5, 2.0), (3.0, 5.0), (6.0, 8.0)]
+    annotations = retimed_annotations(tmp_path, {video_id: segments}, duration=10.0)
+    recipe = str(_recipe(video_id))
+    other = "0" if recipe != "0" else "1"  # sorts before the right folder
+    videos = tmp_path / "videos"
+    for folder, fps in ((recipe, 10), (other, 20)):
+        (videos / folder).mkdir(parents=True)
+        write_video(videos / folder / f"{video_id}.mp4", n_frames=10 * fps, fps=fps)
+    out = tmp_path / "splice"
+    built = run_splice(
+        "build", "--annotations", annotations, "--videos", videos, "--out", out,
+        "--workers", "1", "--no-progress",
+    )  # fmt: skip
+    assert built.returncode == 0, (built.stdout, built.stderr)
+    assert clip_first_frames(out) == [5, 30, 60]  # the 10 fps copy: frames at start x 10
+    warnings = json.loads((out / REPORT_JSON).read_text("utf-8"))["warnings"]
+    (said,) = [w for w in warnings if video_id in w]
+    assert said.index(f"{recipe}/{video_id}.mp4") < said.index(f"{other}/{video_id}.mp4"), said
+    assert run_splice("validate", out).returncode == 0

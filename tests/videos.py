@@ -293,3 +293,87 @@ def write_sparse_avi(path: Path, *, seconds: float = 40.0, seed: int = 20) -> Pa
         time_base=Fraction(1, 15),
         size=(160, 120),
     )
+
+
+def still_image_packet(codec: str, size: tuple[int, int] = (64, 48)) -> bytes:
+    """One encoded still picture (a cover or thumbnail), flat grey, as bytes."""
+    width, height = size
+    pix_fmt = {"png": "rgb24", "mjpeg": "yuvj420p"}[codec]
+    context = av.CodecContext.create(codec, "w")
+    context.width, context.height, context.pix_fmt = width, height, pix_fmt
+    context.time_base = Fraction(1, 1)
+    image = av.VideoFrame.from_ndarray(np.full((height, width, 3), 200, np.uint8), "rgb24")
+    packets = [*context.encode(image.reformat(format=pix_fmt)), *context.encode(None)]
+    return b"".join(bytes(p) for p in packets)
+
+
+def write_with_still(
+    path: Path,
+    *,
+    fmt: str,
+    still: str,
+    attached_pic: bool,
+    n_frames: int = 100,
+    fps: int = 10,
+    size: tuple[int, int] = (64, 48),
+    audio: bool = False,
+    attachment: bool = False,
+) -> Path:
+    """An index-bar H.264 video whose first stream is a one-frame still picture (``still``:
+    png or mjpeg), as thumbnail embedders and cover-art taggers leave: with the
+    ``attached_pic`` disposition where the container keeps it (mp4 moves it last), a bare
+    one-frame track otherwise. ``attachment`` adds a PNG file attachment too (Matroska), which
+    FFmpeg also reads as an attached-picture video stream."""
+    width, height = size
+    with av.open(str(path), mode="w", format=fmt) as container:
+        if attachment:
+            container.add_attachment("cover.png", "image/png", still_image_packet("png", size))
+        picture = container.add_stream(still, rate=1)
+        picture.width, picture.height = width, height
+        picture.pix_fmt = {"png": "rgb24", "mjpeg": "yuvj420p"}[still]
+        if attached_pic:
+            picture.disposition = av.stream.Disposition.attached_pic
+        video = container.add_stream("libx264", rate=fps)
+        video.width, video.height, video.pix_fmt = width, height, "yuv420p"
+        audio_stream = container.add_stream("aac", rate=8000) if audio else None
+        packet = av.Packet(still_image_packet(still, size))
+        packet.stream, packet.pts, packet.dts = picture, 0, 0
+        packet.time_base, packet.is_keyframe = Fraction(1, 1), True
+        container.mux(packet)
+        for i in range(n_frames):
+            frame = av.VideoFrame.from_ndarray(index_image(i, width, height), format="rgb24")
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            for out in video.encode(frame.reformat(format="yuv420p")):
+                container.mux(out)
+        for out in video.encode(None):
+            container.mux(out)
+        if audio_stream is not None:
+            _write_tone(container, audio_stream, seconds=n_frames / fps)
+    return path
+
+
+def move_tags_first(path: Path) -> Path:
+    """Move an mp4's ``udta`` box (its tags, cover art included) to the front of its
+    ``moov``, as tag editors do, so FFmpeg lists the cover before the tracks (stream 0).
+
+    Only boxes inside ``moov`` move and ``moov`` keeps its size, so the sample offsets into
+    ``mdat`` (written before ``moov`` here, without +faststart) stay right."""
+    data = bytearray(path.read_bytes())
+    at = 0
+    while at < len(data):
+        size, name = struct.unpack(">I4s", data[at : at + 8])
+        if name == b"moov":
+            children, inner = [], at + 8
+            while inner < at + size:
+                child_size = struct.unpack(">I", data[inner : inner + 4])[0]
+                children.append(bytes(data[inner : inner + child_size]))
+                inner += child_size
+            tags = [c for c in children if c[4:8] == b"udta"]
+            if not tags:
+                raise ValueError(f"{path} has no udta box to move")
+            rest = [c for c in children if c[4:8] != b"udta"]
+            data[at + 8 : at + size] = rest[0] + tags[0] + b"".join(rest[1:])  # after mvhd
+            path.write_bytes(bytes(data))
+            return path
+        at += size
+    raise ValueError(f"{path} has no moov box")

@@ -319,7 +319,7 @@ def _cut_all(
     """Cut every selected video not already in the work folder; return the work keys of
     the ids that made it."""
     index = sources.index_sources(config.videos)
-    report.warnings.extend(sources.duplicate_warnings(index, [e.video_id for e in entries]))
+    report.warnings.extend(sources.duplicate_warnings(index, entries))
     tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
     included: dict[str, str] = {}
@@ -354,7 +354,7 @@ def video_tasks(
 ) -> list[VideoTask]:
     """One task per video, carrying its source candidates from the driver's one index."""
     return [
-        VideoTask(e, config.videos, work_root, config.cut, index.lookup(e.video_id))
+        VideoTask(e, config.videos, work_root, config.cut, sources.candidates_for(index, e))
         for e in entries
     ]
 

@@ -52,8 +52,18 @@ def source_stamp(path: Path) -> dict[str, int]:
 def candidates_stamp(videos_dir: Path, candidates: SourceCandidates) -> list[dict]:
     """The stamps of every candidate file of a video, in the order the probe tries them:
     which one is cut depends on all of them (a broken first one hands over to the next), so
-    replacing, adding or removing any of them must change the key."""
-    return [{"path": rel, **source_stamp(Path(videos_dir) / rel)} for rel in candidates.paths]
+    replacing, adding or removing any of them must change the key.
+
+    A candidate that can no longer be read (its link broken since the folder was indexed)
+    is stamped as such, not raised: the probe hands over to the next one, like for a file
+    that does not open."""
+    stamps: list[dict] = []
+    for rel in candidates.paths:
+        try:
+            stamps.append({"path": rel, **source_stamp(Path(videos_dir) / rel)})
+        except OSError:
+            stamps.append({"path": rel, "unreadable": True})
+    return stamps
 
 
 def work_key(entry: VideoEntry, settings: CutSettings, source: dict | list[dict]) -> str:

@@ -19,7 +19,7 @@ from splice_build.records import CutSettings, CutVideo, SkipVideo, SourceCandida
 from splice_build.running.report import portable
 from splice_build.running.workdir import WorkDir, candidates_stamp, work_key
 from splice_build.stages import clipcheck, cut, probe
-from splice_build.stages.sources import index_sources
+from splice_build.stages.sources import candidates_for, index_sources
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     tmp = None
     try:
         note = ""
-        candidates = task.sources or index_sources(task.videos_dir).lookup(entry.video_id)
+        candidates = task.sources or candidates_for(index_sources(task.videos_dir), entry)
         stamp = candidates_stamp(task.videos_dir, candidates)
         key = work_key(entry, task.settings, stamp)
         if candidates.paths:

@@ -24,9 +24,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-import av
-
 from splice_build.records import MIN_FPS, MIN_SIDE
+from splice_build.stages.frames import open_video
 
 TOLERANCE_FRAMES = 1.0
 ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
@@ -53,11 +52,11 @@ class ClipProbe:
 
 def probe_clip(data: bytes, *, full: bool = True) -> ClipProbe:
     """Decode a clip from its bytes (all frames if ``full``, else read its packets)."""
-    with av.open(io.BytesIO(data), format="mp4") as container:
-        if not container.streams.video:
-            raise ValueError("no video stream")
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
+    try:
+        container, stream = open_video(io.BytesIO(data), format="mp4")
+    except LookupError:
+        raise ValueError("no video stream") from None
+    with container:
         extra = {k: v for k, v in container.metadata.items() if k not in CONTAINER_KEYS}
         for s in container.streams:
             extra.update(

@@ -28,10 +28,13 @@ from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
+from typing import BinaryIO
 
 import av
 import av.container
 import av.stream
+
+from splice_build.errors import os_error_words
 
 # When the container's index lists the keyframes (mp4, AVI), seek over a gap whenever a
 # keyframe lies more than SEEK_MARGIN_SECONDS past the decoder's position and before the
@@ -70,27 +73,124 @@ Frame = tuple[int, av.VideoFrame]  # (pts in the stream's time base, frame)
 
 
 def open_video(
-    path: Path, threads: int | None = None
+    source: Path | BinaryIO, threads: int | None = None, format: str | None = None
 ) -> tuple[av.container.InputContainer, av.stream.Stream]:
-    """Open a source and its first video stream, with ``threads`` decoder threads
-    (default `DECODER_THREADS`).
+    """Open a source (a path, or a clip's bytes with its ``format``) and its real video
+    stream (`video_stream`), with ``threads`` decoder threads (default `DECODER_THREADS`).
 
-    Raises ``LookupError`` when the file has no video stream and PyAV's errors when the
-    file cannot be opened.
+    Raises ``LookupError`` when the file has no video stream to cut and PyAV's errors when
+    it cannot be opened.
     """
-    container = av.open(str(path), mode="r")
+    container = av.open(_name(source), mode="r", format=format)
     try:
-        if not container.streams.video:
-            raise LookupError(f"{path} has no video stream")
-        stream = container.streams.video[0]
-        if stream.codec_context is None:
-            raise LookupError(f"{path}: no decoder for its video stream")
+        index, scanned = video_stream(container, source)
+        if scanned:  # the scan read packets: start again from the top, unseeked
+            container.close()
+            if not isinstance(source, (str, Path)):
+                source.seek(0)
+            container = av.open(_name(source), mode="r", format=format)
+        stream = container.streams[index]
         stream.codec_context.thread_type = "AUTO"  # measured: much faster than the default
         stream.codec_context.thread_count = DECODER_THREADS if threads is None else threads
     except BaseException:
         container.close()
         raise
     return container, stream
+
+
+def video_stream(
+    container: av.container.InputContainer, source: Path | BinaryIO = Path("the file")
+) -> tuple[int, bool]:
+    """The index of the stream that is the video, and whether packets had to be read to
+    tell.
+
+    A file may hold still pictures as video streams beside the real one: cover art and
+    Matroska image attachments (the ``attached_pic`` disposition; FFmpeg refuses to seek
+    them) and thumbnail tracks of one frame. The video is the longest stream that has a
+    decoder and is not such a picture. When there is more than one, the first
+    `SCAN_PACKETS` packets tell a still (one packet) from a video, and the header's
+    durations (else what those packets cover) which is longest. Raises ``LookupError``
+    naming the file when no stream qualifies.
+    """
+    named = source if isinstance(source, (str, Path)) else "the clip"
+    pictures = av.stream.Disposition.attached_pic
+    videos = [s for s in container.streams.video if not s.disposition & pictures]
+    if not videos:
+        still = container.streams.video and " (only a still picture: cover art or a thumbnail)"
+        raise LookupError(f"{named} has no video stream{still or ''}")
+    decodable = [s for s in videos if s.codec_context is not None]
+    if not decodable:
+        raise LookupError(f"{named}: no decoder for its video stream")
+    moving = [s for s in decodable if s.frames != 1]
+    if not moving:
+        raise LookupError(f"{named} has no video stream (only a still picture of one frame)")
+    if len(moving) == 1:
+        return moving[0].index, False
+    packets, spans = _scan(container, moving)
+    stated = {s.index: _header_seconds(s) for s in moving}
+    lengths = spans if None in stated.values() else stated
+    # The longest of those with more than one frame; on a tie the first, as FFmpeg picks.
+    best = max(moving, key=lambda s: (packets[s.index] > 1, lengths[s.index], -s.index))
+    return best.index, True
+
+
+# Packets read to tell the video streams apart when a file has several: a real video has
+# many frames within its first few hundred packets, a still picture one.
+SCAN_PACKETS = 400
+
+
+def _header_seconds(stream: av.stream.Stream) -> Fraction | None:
+    """The stream's length as its header states it: its duration, or the DURATION tag
+    FFmpeg's Matroska muxer writes per track."""
+    if stream.duration:
+        return stream.duration * Fraction(stream.time_base)
+    tag = stream.metadata.get("DURATION", "")
+    hours, _, rest = tag.partition(":")
+    minutes, _, seconds = rest.partition(":")
+    try:
+        return (int(hours) * 60 + int(minutes)) * 60 + Fraction(seconds)
+    except ValueError:
+        return None
+
+
+def _scan(
+    container: av.container.InputContainer, streams: list[av.stream.Stream]
+) -> tuple[dict[int, int], dict[int, Fraction]]:
+    """Packets of each stream within the file's first `SCAN_PACKETS` packets, and the
+    seconds from its first to its last one there (0 for a stream of one packet)."""
+    counts = {s.index: 0 for s in streams}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for seen, packet in enumerate(container.demux(streams)):
+        if seen >= SCAN_PACKETS:
+            break
+        index = packet.stream.index
+        counts[index] += packet.size > 0  # the demuxer's end-of-stream packets are empty
+        stamp = packet.pts if packet.pts is not None else packet.dts
+        if stamp is not None:
+            first.setdefault(index, stamp)
+            last[index] = stamp
+    spans = {
+        s.index: (last.get(s.index, 0) - first.get(s.index, 0)) * Fraction(s.time_base)
+        for s in streams
+    }
+    return counts, spans
+
+
+def _name(source: Path | BinaryIO) -> str | BinaryIO:
+    return str(source) if isinstance(source, (str, Path)) else source
+
+
+def error_words(err: BaseException) -> str:
+    """What went wrong reading a source, in words for the build report: FFmpeg's own
+    description (without its error number or the path it repeats) or, for the file system,
+    what the user can check; never an exception's class name or an errno text."""
+    if isinstance(err, av.FFmpegError):
+        text = (err.strerror or "").strip()
+        return f"FFmpeg says: {text[:1].lower()}{text[1:]}" if text else "FFmpeg cannot read it"
+    if isinstance(err, OSError):
+        return os_error_words(err)
+    return str(err) or "it cannot be read"
 
 
 def stream_origin(container: av.container.InputContainer, stream: av.stream.Stream) -> int:

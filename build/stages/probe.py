@@ -16,6 +16,7 @@ import av
 import av.container
 import av.stream
 
+from splice_build.errors import os_error_words
 from splice_build.records import (
     COVERAGE_TOLERANCE,
     MIN_FPS,
@@ -29,12 +30,13 @@ from splice_build.records import (
 from splice_build.stages.frames import (
     DECODE_ERRORS,
     FrameReader,
+    error_words,
     open_video,
     source_rate,
     to_pts,
     to_seconds,
 )
-from splice_build.stages.sources import index_sources, not_found_reason
+from splice_build.stages.sources import candidates_for, index_sources, not_found_reason
 
 
 def probe(
@@ -52,7 +54,7 @@ def probe(
     """
     videos_dir = Path(videos_dir)
     if candidates is None:
-        candidates = index_sources(videos_dir).lookup(entry.video_id)
+        candidates = candidates_for(index_sources(videos_dir), entry)
     if not candidates.paths:
         raise SkipVideo("probe", not_found_reason(candidates))
     failures: list[SkipVideo] = []
@@ -68,7 +70,11 @@ def probe(
 
 
 def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
-    if path.stat().st_size == 0:
+    try:
+        size = path.stat().st_size
+    except OSError as err:  # gone or unreadable since the folder was indexed
+        raise SkipVideo("probe", f"source video {path}: {os_error_words(err)}") from None
+    if size == 0:
         raise SkipVideo("probe", f"source video {path} is empty (0 bytes)")
     try:
         container, stream = open_video(path)
@@ -76,7 +82,7 @@ def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
         audio = _audio_only(path)
         raise SkipVideo("probe", f"{err}{' (audio only)' if audio else ''}") from None
     except DECODE_ERRORS as err:
-        raise SkipVideo("probe", f"cannot open {path} as a video: {err}") from None
+        raise SkipVideo("probe", f"cannot open {path} as a video: {error_words(err)}") from None
     with container:
         reader = FrameReader(container, stream, exact_seek=False)  # any frame will do
         time_base = reader.time_base
@@ -88,7 +94,7 @@ def _probe_path(entry: VideoEntry, path: Path, tolerance: float) -> ProbedVideo:
         try:
             found = next(reader.frames_from(to_pts(needed, time_base, reader.origin)), None)
         except DECODE_ERRORS as err:
-            raise SkipVideo("probe", f"cannot decode {path}: {err}") from None
+            raise SkipVideo("probe", f"cannot decode {path}: {error_words(err)}") from None
         if found is None:
             if header_duration is not None and header_duration < needed:
                 raise SkipVideo(

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+import stat
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
-from splice_build.records import SourceCandidates, SourceIndex
+from splice_build.errors import os_error_words
+from splice_build.records import SourceCandidates, SourceIndex, VideoEntry
 
 # Extensions a downloader (yt-dlp, youtube-dl, browser tools) leaves for a finished video,
 # in order of preference when several exist: containers with a full index first (exact,
@@ -70,6 +73,7 @@ def index_sources(root: Path) -> SourceIndex:
     root = Path(root)
     found: dict[str, list[tuple[tuple, str]]] = {}
     partial: dict[str, list[str]] = {}
+    unreadable: dict[str, list[str]] = {}
     files = folders = 0
     seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
     for folder, dirs, names in os.walk(root, followlinks=True):
@@ -95,6 +99,10 @@ def index_sources(root: Path) -> SourceIndex:
             video_id = video_id_of(name)
             if video_id is None:
                 continue
+            why = unreadable_reason(Path(folder) / name)
+            if why:  # a dangling link is no candidate: the next file must get its turn
+                unreadable.setdefault(video_id, []).append(f"{rel} ({why})")
+                continue
             ext = os.path.splitext(name)[1].lower()
             named_by_id = not _BRACKET_ID.search(os.path.splitext(name)[0])
             order = (_RANK[ext], not named_by_id, depth, rel)
@@ -105,7 +113,37 @@ def index_sources(root: Path) -> SourceIndex:
         partial={vid: tuple(sorted(p)) for vid, p in partial.items()},
         files=files,
         folders=folders,
+        unreadable={vid: tuple(sorted(u)) for vid, u in unreadable.items()},
     )
+
+
+def unreadable_reason(path: Path) -> str:
+    """Why a file named like a source cannot be one, in words ('' when it can be read).
+
+    One ``stat`` per source file (its target's, through a link): a dangling link or a file
+    without read permission is then left out like a missing file, instead of failing the
+    work key's ``stat`` and hiding the good file beside it. Read permission is asked of the
+    system only for files that are not plainly readable by everyone (root reads them all).
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        return os_error_words(err)
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if not info.st_mode & stat.S_IROTH and not os.access(path, os.R_OK):
+        return "it cannot be read: no permission to read it"
+    return ""
+
+
+def candidates_for(index: SourceIndex, entry: VideoEntry) -> SourceCandidates:
+    """An entry's candidates from the index, those in a folder named for its COIN
+    ``recipe_type`` first (COIN's ``download_videos.py`` layout): a copy of the same id
+    under another recipe's folder was put there for another entry, or by mistake."""
+    candidates = index.lookup(entry.video_id)
+    recipe = str(entry.recipe_type)
+    ranked = sorted(candidates.paths, key=lambda rel: PurePosixPath(rel).parent.name != recipe)
+    return replace(candidates, paths=tuple(ranked))
 
 
 def not_found_reason(candidates: SourceCandidates) -> str:
@@ -121,26 +159,34 @@ def not_found_reason(candidates: SourceCandidates) -> str:
         f"no source video {vid}.* in {where} ({candidates.files} files): looked for "
         f'{vid}.<ext> and "<title> [{vid}].<ext>" in any sub-folder, <ext> one of {exts}'
     )
+    if candidates.unreadable:
+        reason += f"; ignored files that cannot be read: {', '.join(candidates.unreadable)}"
     if candidates.partial:
         reason += f"; ignored partial downloads: {', '.join(candidates.partial)}"
     return reason
 
 
-def duplicate_warnings(index: SourceIndex, video_ids: list[str]) -> list[str]:
-    """One line per video with more than one source file (for the build report)."""
-    return [
-        f"video {vid} has {len(index.by_id[vid])} source files "
-        f"({', '.join(index.by_id[vid])}): the first that opens is used"
-        for vid in sorted(video_ids)
-        if len(index.by_id.get(vid, ())) > 1
-    ]
+def duplicate_warnings(index: SourceIndex, entries: list[VideoEntry]) -> list[str]:
+    """One line per video with more than one source file (for the build report), in the
+    order they are tried."""
+    lines = []
+    for entry in sorted(entries, key=lambda e: e.video_id):
+        paths = candidates_for(index, entry).paths
+        if len(paths) > 1:
+            lines.append(
+                f"video {entry.video_id} has {len(paths)} source files ({', '.join(paths)}): "
+                "the first that opens is used"
+            )
+    return lines
 
 
 __all__ = [
     "SOURCE_EXTENSIONS",
+    "candidates_for",
     "duplicate_warnings",
     "index_sources",
     "is_partial",
     "not_found_reason",
+    "unreadable_reason",
     "video_id_of",
 ]

@@ -9,6 +9,7 @@ import argparse
 import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -22,11 +23,15 @@ from splice_build.running import ownership
 from splice_build.stages import select, sources
 
 
-def run_download(
-    entries: list[VideoEntry], settings: DownloadSettings
-) -> tuple[list[DownloadOutcome], bool]:
-    """Fetch every entry's source into ``settings.out``: one outcome per finished entry, and
-    whether the run was interrupted (Ctrl-C) before all finished."""
+@dataclass(frozen=True)
+class DownloadRun:
+    outcomes: list[DownloadOutcome]  # one per finished entry, by video id
+    interrupted: bool  # Ctrl-C before all finished
+    stopped: str | None = None  # why the breaker stopped the run early (no network)
+
+
+def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> DownloadRun:
+    """Fetch every entry's source into ``settings.out``."""
     settings.out.mkdir(parents=True, exist_ok=True)
     fetcher = Fetcher(settings, sources.index_sources(settings.out))
     outcomes: list[DownloadOutcome] = []
@@ -62,7 +67,9 @@ def run_download(
         # Once no worker runs: removed while another worker was creating its folder in it,
         # the staging root made that worker's mkdir fail (a race seen with 2 workers).
         _remove_empty(settings.out / STAGING)
-    return sorted(outcomes, key=lambda o: o.video_id), interrupted
+    return DownloadRun(
+        sorted(outcomes, key=lambda o: o.video_id), interrupted, fetcher.breaker.reason
+    )
 
 
 def _remove_empty(folder: Path) -> None:
@@ -154,6 +161,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=_DEFAULTS.timeout,
         help="seconds without data before a download counts as stalled (default %(default)s)",
     )
+    parser.add_argument(
+        "--max-connect-failures",
+        type=int,
+        default=_DEFAULTS.max_connect_failures,
+        help="stop after this many connection failures in a row (no network, mirror down); "
+        "a rerun resumes (default %(default)s)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -171,6 +185,7 @@ def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
         timeout=args.timeout,
         workers=args.workers,
         progress=not args.no_progress,
+        max_connect_failures=args.max_connect_failures,
     )
 
 
@@ -192,15 +207,22 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     with ownership.lock_folder(settings.out, "--out"):
-        outcomes, interrupted = run_download(selection.selected, settings)
+        done = run_download(selection.selected, settings)
         version = yt_dlp_version()
-        line = download_report.write_report(settings.out, outcomes, settings.public(), version)
+        line = download_report.write_report(settings.out, done.outcomes, settings.public(), version)
     print(line)
     print(f"report: {settings.out / download_report.REPORT_JSON} (and .csv)")
-    if interrupted:
-        print(f"interrupted: {len(selection.selected) - len(outcomes)} videos not tried")
+    if done.interrupted:
+        print(f"interrupted: {len(selection.selected) - len(done.outcomes)} videos not tried")
         return 130
-    attempted = [o for o in outcomes if o.status != "present"]
+    if done.stopped:
+        untried = sum(o.attempts == 0 and o.status == "failed" for o in done.outcomes)
+        print(
+            f"downloads stopped early after {done.stopped}; {untried} videos not tried: check "
+            "the connection or the mirror, then run the same command again (it resumes)"
+        )
+        return 1
+    attempted = [o for o in done.outcomes if o.status != "present"]
     if attempted and all(o.status == "failed" for o in attempted):
         print("every download attempt failed on the network: check the connection or mirror")
         return 1

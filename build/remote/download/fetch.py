@@ -21,9 +21,14 @@ from splice_build.records import (
     VideoEntry,
 )
 from splice_build.remote import download_report
+from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.download.classify import classify
 from splice_build.remote.download.formats import choose_format
-from splice_build.remote.download.settings import DownloadSettings, video_url
+from splice_build.remote.download.settings import (
+    DownloadSettings,
+    public_video_url,
+    video_url,
+)
 from splice_build.running.report import portable
 from splice_build.stages import probe, sources
 
@@ -58,14 +63,37 @@ def target_dir(settings: DownloadSettings, entry: VideoEntry) -> Path:
     return settings.out
 
 
+class _Cancel:
+    """An attempt as the breaker sees it: aborting one ends every download under way (the
+    breaker opens for the whole run)."""
+
+    def __init__(self, cancel: threading.Event):
+        self._cancel = cancel
+
+    def abort(self) -> None:
+        self._cancel.set()
+
+
+# Failure categories where no server answered at all (the breaker's connection failures),
+# and those where one may have and then went silent (its silence clock decides).
+_UNREACHED = frozenset({"network"})
+_SILENT = frozenset({"timeout", "incomplete"})
+
+
 class Fetcher:
-    """Fetches one video at a time (thread-safe: every attempt has its own ``YoutubeDL``)."""
+    """Fetches one video at a time (thread-safe: every attempt has its own ``YoutubeDL``).
+
+    One circuit breaker (`splice_build.remote.breaker`, the model runner's) watches every
+    attempt: after ``max_connect_failures`` connection failures in a row the run stops, and
+    the videos not tried yet are reported as such at once, instead of each spending all its
+    retries against a network that is not there."""
 
     def __init__(self, settings: DownloadSettings, index: SourceIndex):
         self.settings = settings
         self.index = index
         self.bytes = 0
         self.cancel = threading.Event()  # set on Ctrl-C: downloads under way stop at once
+        self.breaker = Breaker(settings.max_connect_failures)
         self._lock = threading.Lock()
 
     def fetch(self, entry: VideoEntry) -> DownloadOutcome:
@@ -81,16 +109,16 @@ class Fetcher:
                 "failed",
                 category="local",
                 reason=reason,
-                url=download_report.public_url(video_url(self.settings.url_template, entry)),
+                url=public_video_url(self.settings.url_template, entry),
             )
 
     def _fetch(self, entry: VideoEntry) -> DownloadOutcome:
         s = self.settings
         url = video_url(s.url_template, entry)
         base = DownloadOutcome(
-            entry.video_id, entry.recipe_type, "", url=download_report.public_url(url)
+            entry.video_id, entry.recipe_type, "", url=public_video_url(s.url_template, entry)
         )
-        candidates = self.index.lookup(entry.video_id)
+        candidates = sources.candidates_for(self.index, entry)
         broken: list[str] = []
         for rel in candidates.paths:
             try:
@@ -99,13 +127,23 @@ class Fetcher:
                 broken.append(rel)
                 continue
             return replace(base, status="present", file=rel, bytes=(s.out / rel).stat().st_size)
+        outcome = replace(base, status="failed", category="network")
+        if self.breaker.stopped.is_set():
+            return self._not_tried(outcome)
         staging = s.out / STAGING / entry.video_id
         staging.mkdir(parents=True, exist_ok=True)
-        outcome = replace(base, status="failed", category="network")
         for attempt in range(1, s.retries + 2):
             if attempt > 1 and self.cancel.wait(s.backoff * 2 ** (attempt - 2)):
                 break
-            outcome = self._attempt(entry, url, staging, replace(outcome, attempts=attempt))
+            try:
+                handle = self.breaker.start(_Cancel(self.cancel))
+            except EndpointDown:
+                return self._not_tried(outcome) if attempt == 1 else outcome
+            try:
+                outcome = self._attempt(entry, url, staging, replace(outcome, attempts=attempt))
+            finally:
+                self.breaker.end(handle)
+            self._tell_breaker(outcome)
             if outcome.status != "failed":
                 break
         if outcome.status == "downloaded":
@@ -113,6 +151,21 @@ class Fetcher:
         if outcome.status != "failed" and not self.cancel.is_set():  # keep .part to resume
             shutil.rmtree(staging, ignore_errors=True)
         return outcome
+
+    def _tell_breaker(self, outcome: DownloadOutcome) -> None:
+        """Count an attempt's outcome: any answer (a file, "unavailable", a throttling or
+        server error) closes the count; an open breaker stops the downloads under way."""
+        if outcome.status == "failed" and outcome.category in _UNREACHED | _SILENT:
+            self.breaker.failed(outcome.category in _UNREACHED, outcome.reason)
+        elif outcome.category != "local":
+            self.breaker.heard()
+        if self.breaker.stopped.is_set():
+            self.cancel.set()
+
+    def _not_tried(self, outcome: DownloadOutcome) -> DownloadOutcome:
+        """A video left for a rerun: the downloads stopped before it (the breaker's reason)."""
+        why = portable_reason(self.breaker.reason or "stopped", self.settings)
+        return replace(outcome, reason=f"not tried: the downloads stopped after {why}")
 
     def _attempt(
         self, entry: VideoEntry, url: str, staging: Path, outcome: DownloadOutcome
@@ -217,8 +270,11 @@ class Fetcher:
             old = s.out / rel
             os.replace(old, old.with_name(old.name + ".broken"))
             notes.append(f"moved the broken {rel} aside to {rel}.broken")
-        if target.exists():  # a file the probe did not list (e.g. another id's name)
-            os.replace(target, target.with_name(target.name + ".broken"))
+        if os.path.lexists(target):  # one the probe did not try: a dangling link, say
+            rel = target.relative_to(s.out).as_posix()
+            why = sources.unreadable_reason(target) or "not tried as this video's source"
+            os.replace(target, target.with_name(target.name + ".broken"))  # the user's: kept
+            notes.append(f"moved {rel} aside to {rel}.broken ({why})")
         os.replace(staged, target)
         return replace(
             outcome,
@@ -260,8 +316,10 @@ def _describe(info: dict[str, Any]) -> str:
 
 def portable_reason(reason: str, settings: DownloadSettings) -> str:
     """A reason as the report may hold it: the output folder named ``<out>``, any other
-    local path by its last part (`report.portable`, the build report's rule)."""
-    return portable(reason, {"<out>": settings.out})
+    local path by its last part (`report.portable`, the build report's rule), and the URL
+    template's secrets blanked (yt-dlp's errors quote the URL whole)."""
+    hidden = download_report.hide_secrets(reason, settings.url_template)
+    return portable(hidden, {"<out>": settings.out})
 
 
 def _clean_message(message: str) -> str:

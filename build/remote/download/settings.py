@@ -11,6 +11,7 @@ from typing import Any
 from splice_build.errors import UserError
 from splice_build.records import CutSettings, VideoEntry
 from splice_build.remote import download_report
+from splice_build.remote.breaker import DEFAULT_MAX_FAILURES
 
 DEFAULT_URL_TEMPLATE = "https://www.youtube.com/watch?v={video_id}"
 LAYOUTS = ("flat", "coin")
@@ -36,6 +37,9 @@ class DownloadSettings:
     timeout: float = 30.0  # seconds without data before a connection counts as stalled
     workers: int = 2
     progress: bool = True
+    # Connection failures in a row (no server reached) after which the run stops: the
+    # model runner's breaker, `splice_build.remote.breaker`.
+    max_connect_failures: int = DEFAULT_MAX_FAILURES
 
     def public(self) -> dict[str, Any]:
         """The settings as the report shows them: whether cookies were used, never which."""
@@ -43,12 +47,18 @@ class DownloadSettings:
         data = {k: v for k, v in asdict(self).items() if k not in skip}
         data.update(max_side=self.cut.max_side, audio=self.cut.audio, tolerance=self.cut.tolerance)
         data["cookies"] = self.cookies is not None
-        data["url_template"] = download_report.public_url(self.url_template)
+        data["url_template"] = download_report.public_template(self.url_template)
         return data
 
 
 def video_url(template: str, entry: VideoEntry) -> str:
     return template.format(video_id=entry.video_id, recipe_type=entry.recipe_type)
+
+
+def public_video_url(template: str, entry: VideoEntry) -> str:
+    """The video's URL as the report shows it: the id kept, the template's secrets not
+    (`download_report.public_template`)."""
+    return video_url(download_report.public_template(template), entry)
 
 
 def check_settings(settings: DownloadSettings) -> None:
@@ -66,8 +76,12 @@ def check_settings(settings: DownloadSettings) -> None:
 def _check_numbers(settings: DownloadSettings) -> None:
     if settings.cut.max_side < 16:
         raise UserError(f"--max-side must be at least 16, got {settings.cut.max_side}")
-    if settings.workers < 1:
-        raise UserError(f"--workers must be at least 1, got {settings.workers}")
+    for name, least in (
+        ("--workers", settings.workers),
+        ("--max-connect-failures", settings.max_connect_failures),
+    ):
+        if least < 1:
+            raise UserError(f"{name} must be at least 1, got {least}")
     for name, value in (
         ("--sleep", settings.sleep),
         ("--retries", settings.retries),

@@ -112,6 +112,7 @@ def run_import(config: ImportConfig) -> ImportResult:
         local_roots={"<release>": origin.folder, "<out>": out, "<work>": work},
     )
     report.warnings.extend(f"not a release clip name, ignored: {rel}" for rel in scan.ignored)
+    report.warnings.extend(f"cannot be read, not imported: {what}" for what in scan.unreadable)
     with ownership.locked(out, work):
         try:
             clips = work / ownership.WORK_CUTS

@@ -9,12 +9,15 @@ and n is its COIN step count (part k is then step k); nothing is guessed otherwi
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from splice_build.errors import UserError
+from splice_build.errors import UserError, os_error_words
 from splice_build.records import SkipVideo
 
 SEGMENTS_DIR = "splice_video_segments"
@@ -34,6 +37,9 @@ class ReleasePart:
 class ReleaseScan:
     parts: dict[str, tuple[ReleasePart, ...]]  # video id -> its parts, sorted by (part, rel)
     ignored: tuple[str, ...]  # files under the layout that are not <id>_part_<k>.mp4
+    # Entries that cannot be read (a link to a folder or file that is not there), each as
+    # "<rel> (why)": the report says them, since a part under them is missing.
+    unreadable: tuple[str, ...] = ()
 
 
 def segments_root(source: Path) -> Path:
@@ -46,15 +52,23 @@ def segments_root(source: Path) -> Path:
 
 
 def scan_release(source: Path) -> ReleaseScan:
-    """Every file of every folder of the layout, grouped by YouTube id."""
+    """Every file of every folder of the layout, grouped by YouTube id.
+
+    Linked sub-folders are followed (a user may keep part of a download on another disk,
+    as for ``splice build --videos``); each real folder is read once, so a link back into
+    the release neither loops nor counts a part twice.
+    """
     root = segments_root(Path(source))
     base = root.parent
     grouped: dict[str, list[ReleasePart]] = defaultdict(list)
-    ignored = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.name.startswith("."):
-            continue
+    ignored: list[str] = []
+    unreadable: list[str] = []
+    for path in _files(root):
         rel = path.relative_to(base).as_posix()
+        why = _unreadable(path)
+        if why:
+            unreadable.append(f"{rel} ({why})")
+            continue
         m = PART_NAME.match(path.name)
         if m is None:
             ignored.append(rel)
@@ -65,7 +79,34 @@ def scan_release(source: Path) -> ReleaseScan:
         vid: tuple(sorted(found, key=lambda p: (p.part, p.rel)))
         for vid, found in sorted(grouped.items())
     }
-    return ReleaseScan(parts=parts, ignored=tuple(ignored))
+    return ReleaseScan(parts=parts, ignored=tuple(ignored), unreadable=tuple(unreadable))
+
+
+def _files(root: Path) -> list[Path]:
+    """The layout's files (and dangling links), hidden ones left out, links followed."""
+    found = []
+    seen: set[str] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [Path(folder) / n for n in names if not n.startswith(".")]
+    return sorted(found)
+
+
+def _unreadable(path: Path) -> str:
+    """Why an entry the walk listed as a file is not one to read ('' when it is a file)."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        words = os_error_words(err)
+        if err.errno == errno.ENOENT and path.is_symlink():
+            return "a link to a folder or file that does not exist"
+        return words
+    return "" if stat.S_ISREG(info.st_mode) else "not a regular file"
 
 
 def chronological_parts(parts: tuple[ReleasePart, ...], num_steps: int) -> tuple[ReleasePart, ...]:

@@ -1,12 +1,17 @@
-"""Stop a model run when the endpoint is gone, instead of retrying it row after row.
+"""Stop a run when the far end is gone (a model endpoint, the network of a download),
+instead of retrying it item after item.
 
-Per-row retries suit a flaky endpoint; against a dead one they cost every row its full
-backoff (about 30 s each at the defaults, 20 hours for a full build). The breaker is shared
-by all workers: it opens after ``max_failures`` consecutive connection failures (refused,
+Per-item retries suit a flaky endpoint; against a dead one they cost every item its full
+backoff (about 30 s a row for a model run at the defaults, 20 hours for a full build; about
+47 s a video for ``splice download`` with no network). The breaker is shared by all
+workers: it opens after ``max_failures`` consecutive connection failures (refused,
 DNS, TLS: no server talked to us) or when no complete HTTP reply of any kind arrived for
 ``max_silence`` seconds while requests kept failing (stalls, drips, timeouts). Any reply,
 even an error status, closes the count. Once open, every attempt in flight is aborted and
 no new one starts, so the run stops within moments.
+
+It lives in ``splice_build`` because both ``splice download`` and the model runner of
+``splice_eval`` (which imports ``splice_build``, never the reverse) use it.
 """
 
 from __future__ import annotations
@@ -14,11 +19,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-
-from splice_eval.http_post import Attempt
+from typing import Protocol, TypeVar
 
 DEFAULT_MAX_FAILURES = 8
 DEFAULT_MAX_SILENCE = 900.0
+
+
+class Abortable(Protocol):
+    """An attempt in flight that another thread can end (an HTTP request, a download)."""
+
+    def abort(self) -> None: ...
+
+
+AttemptT = TypeVar("AttemptT", bound=Abortable)
 
 
 class EndpointDown(RuntimeError):
@@ -41,16 +54,15 @@ class Breaker:
         self._failures = 0
         self._last_error = ""
         self._last_heard: float | None = None  # set by the first attempt, not at creation
-        self._in_flight: set[Attempt] = set()
+        self._in_flight: set[Abortable] = set()
 
     def check(self) -> None:
         """Raise EndpointDown once the breaker is open."""
         if self.stopped.is_set():
             raise EndpointDown(self.reason or "stopped")
 
-    def start(self) -> Attempt:
-        """An attempt the breaker can abort; raises when already open."""
-        attempt = Attempt()
+    def start(self, attempt: AttemptT) -> AttemptT:
+        """Register an attempt the breaker aborts if it opens; raises when already open."""
         with self._lock:
             self.check()
             if self._last_heard is None:
@@ -58,7 +70,7 @@ class Breaker:
             self._in_flight.add(attempt)
         return attempt
 
-    def end(self, attempt: Attempt) -> None:
+    def end(self, attempt: Abortable) -> None:
         with self._lock:
             self._in_flight.discard(attempt)
 
