@@ -99,6 +99,7 @@ class SourceIndex:
     partial: dict[str, tuple[str, ...]]  # video id -> its partial downloads
     files: int
     folders: int
+    unreadable: tuple[str, ...] = ()  # names that are not UTF-8 (skipped), bytes spelled out
 
     def lookup(self, video_id: str) -> SourceCandidates:
         return SourceCandidates(

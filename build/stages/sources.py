@@ -10,6 +10,10 @@ answer for every worker.
 Partial downloads (``.part``, ``.ytdl``, ``.temp.<ext>``, unmerged ``.f<format>.<ext>``
 pieces, ``.part-Frag<n>``) are never candidates, and hidden files and folders are not
 entered (``splice download`` keeps its unfinished work in ``.splice-download/``).
+
+A file or folder whose name is not UTF-8 (bytes Python can only carry as surrogates) is
+not a candidate either: nothing downstream (the build report, the Parquet strings) can
+hold its name, so it is skipped with a warning that spells the name's bytes out.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ def index_sources(root: Path) -> SourceIndex:
     root = Path(root)
     found: dict[str, list[tuple[tuple, str]]] = {}
     partial: dict[str, list[str]] = {}
+    unreadable: list[str] = []
     files = folders = 0
     seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
     for folder, dirs, names in os.walk(root, followlinks=True):
@@ -78,15 +83,21 @@ def index_sources(root: Path) -> SourceIndex:
             dirs[:] = []
             continue
         seen.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        folders += 1
         rel_folder = Path(folder).relative_to(root)
+        unreadable.extend(
+            _spelled(rel_folder / d) for d in dirs if not d.startswith(".") and not _is_utf8(d)
+        )
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and _is_utf8(d))
+        folders += 1
         depth = len(rel_folder.parts)
         for name in names:
             if name.startswith("."):
                 continue
             files += 1
             rel = (rel_folder / name).as_posix()
+            if not _is_utf8(name):
+                unreadable.append(_spelled(rel))
+                continue
             if is_partial(name):
                 bracket = _BRACKET_ID_PARTIAL.search(name)
                 key = bracket.group(1) if bracket else name.split(".", 1)[0]
@@ -105,7 +116,31 @@ def index_sources(root: Path) -> SourceIndex:
         partial={vid: tuple(sorted(p)) for vid, p in partial.items()},
         files=files,
         folders=folders,
+        unreadable=tuple(sorted(unreadable)),
     )
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a name from the file system is UTF-8 (else it carries surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _spelled(path: str | Path) -> str:
+    """A file name that is not UTF-8, its stray bytes spelled ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def unreadable_warnings(index: SourceIndex) -> list[str]:
+    """One line per file or folder skipped for a name that is not UTF-8 (for the report)."""
+    return [
+        f"source {name}: skipped, its name is not UTF-8; rename it (e.g. to <video id>.mp4) "
+        "to use it"
+        for name in index.unreadable
+    ]
 
 
 def not_found_reason(candidates: SourceCandidates) -> str:
@@ -142,5 +177,6 @@ __all__ = [
     "index_sources",
     "is_partial",
     "not_found_reason",
+    "unreadable_warnings",
     "video_id_of",
 ]
