@@ -240,9 +240,10 @@ def test_zero_video_build_fails_and_keeps_the_previous_output(
     code, err = _splice(capsys, "--annotations", empty, "--videos", sources, "--out", out)
     _refused(code, err, "empty.json", "database")
     assert tree_digest(out) == before
+    # No work2: a work folder the build made and cut nothing into is removed again.
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "coin.json", "downloads", "empty.json", "splice", "splice-work",
-    ]  # fmt: skip (no work2: a work folder the build made and cut nothing into is removed)
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
