@@ -221,7 +221,7 @@ def _remove_unused_work(work: Path) -> None:
     """Remove a work folder this build made if it holds no cut (a build of no video): the
     marker and an empty ``videos/``, nothing else."""
     cuts = work / WORK_CUTS
-    if any(p.name != WORK_MARKER and p != cuts for p in work.iterdir()):
+    if not work.is_dir() or any(p.name != WORK_MARKER and p != cuts for p in work.iterdir()):
         return
     if cuts.is_dir() and any(cuts.iterdir()):
         return
