@@ -8,7 +8,8 @@ the video, the field or the option, because it is all the user sees.
 It is a ``ValueError``, so library callers that catch bad input as ``ValueError`` keep
 working. ``read_bytes`` / ``read_text`` are how user files are read: a missing file, a
 folder, an unreadable or non-UTF-8 file becomes a ``UserError`` naming it (and the line),
-and a UTF-8 byte order mark (what Excel and Notepad write) is accepted.
+and a UTF-8 byte order mark (what Excel and Notepad write) is accepted. ``disk_error`` is
+how the machine's refusals to write (a full or read-only disk, no permission) become one.
 """
 
 from __future__ import annotations
@@ -19,9 +20,29 @@ from pathlib import Path
 
 USAGE_EXIT = 2
 
+# The machine's refusals to write that a user can act on: what happened, what to do.
+_DISK_REFUSALS = {
+    errno.ENOSPC: ("no space left on its disk", "free some space or choose another disk"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space or choose another disk"),
+    errno.EROFS: ("the disk is read-only", "choose a folder on a disk you can write to"),
+    errno.EACCES: ("no permission to write there", "choose a folder you may write to"),
+    errno.EPERM: ("no permission to write there", "choose a folder you may write to"),
+}
+
 
 class UserError(ValueError):
     """A problem with what the user gave us, not a bug: reported as one line, exit 2."""
+
+
+def disk_error(where: str, exc: OSError, outcome: str) -> Exception:
+    """The `UserError` to raise for ``exc`` when the machine refused to write (``where``: the
+    option and folder, ``outcome``: what became of the user's files); ``exc`` itself for
+    any other failure, which is a bug to show in full."""
+    refusal = _DISK_REFUSALS.get(exc.errno)
+    if refusal is None:
+        return exc
+    what, todo = refusal
+    return UserError(f"{where}: {what} ({exc.strerror or exc}); {todo}; {outcome}")
 
 
 def read_bytes(path: str | os.PathLike, what: str) -> bytes:

@@ -103,6 +103,7 @@ class SourceIndex:
     files: int
     folders: int
     unreadable: dict[str, tuple[str, ...]] = field(default_factory=dict)  # id -> files, why
+    misnamed: tuple[str, ...] = ()  # names that are not UTF-8 (skipped), bytes spelled out
 
     def lookup(self, video_id: str) -> SourceCandidates:
         return SourceCandidates(

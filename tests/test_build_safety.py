@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from splice_build.cli import main
+from splice_build.errors import UserError
 from splice_build.running.pipeline import run_build
 from splice_build.running.report import REPORT_JSON
 from splice_build.running.workdir import WorkDir
@@ -211,7 +212,7 @@ def test_a_build_failing_while_writing_leaves_the_previous_output(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(card, "render_card", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(UserError, match="no space left on its disk.*left as it was"):
         run_build(config(annotations, sources, out, seed=3))
     assert tree_digest(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json", "splice", "splice-work"]
@@ -239,8 +240,9 @@ def test_zero_video_build_fails_and_keeps_the_previous_output(
     code, err = _splice(capsys, "--annotations", empty, "--videos", sources, "--out", out)
     _refused(code, err, "empty.json", "database")
     assert tree_digest(out) == before
+    # No work2: a work folder the build made and cut nothing into is removed again.
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "coin.json", "downloads", "empty.json", "splice", "splice-work", "work2",
+        "coin.json", "downloads", "empty.json", "splice", "splice-work",
     ]  # fmt: skip
 
 

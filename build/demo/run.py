@@ -19,6 +19,7 @@ from typing import Any
 import splice_dataset as schema
 from splice_build.cli import int_at_least
 from splice_build.demo import standin
+from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
 from splice_build.running.pipeline import BuildConfig, run_build
 from splice_build.running.report import REPORT_TXT, load_report
 from splice_build.stages import ingest
@@ -26,9 +27,10 @@ from splice_eval import prompts
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
 # Inside the demo's work folder: the rendered sources, and the build's own work folder
-# beside them (a build's work folder may not hold its sources).
-SOURCES_DIR = "stand-in-sources"
-CUTS_DIR = "cuts"
+# beside them (a build's work folder may not hold its sources). `ownership` knows the names:
+# the README's build after the demo uses this folder as its work folder.
+SOURCES_DIR = DEMO_SOURCES
+CUTS_DIR = DEMO_CUTS
 
 
 def demo_annotations_path() -> Path:

@@ -47,6 +47,7 @@ Choices, and why:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -181,7 +182,12 @@ class _ShardSeries:
         return out
 
     def abort(self) -> None:
-        self._close_shard()
+        """Discard the partial shards; a shard that cannot be closed (a full disk: the
+        error being handled) is removed all the same."""
+        for writer in self.writers.values():
+            with contextlib.suppress(OSError):
+                writer.close()
+        self.writers = {}
         for paths in self.tmp_paths.values():
             for tmp in paths:
                 tmp.unlink(missing_ok=True)

@@ -9,7 +9,11 @@ replaces a previous output only with a finished one.
   (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
 - A work folder is the build's when it holds ``WORK_MARKER`` (written when the build first
   uses the folder) or, as left by builds before the marker, only ``videos/`` of committed
-  cuts and temporary cut folders. Anything else is refused.
+  cuts and temporary cut folders, and what `splice demo` puts beside them (its build's own
+  work folder ``cuts/``, marked, and its rendered ``stand-in-sources/``, which a build never
+  touches): the README's build right after the demo uses the demo's ``splice-work``.
+  Anything else is refused. A work folder the build made and left without a cut (a build
+  of no video) is removed again.
 - No folder the build writes into may be, or hold, the sources, the annotation file, the
   curation file or the current folder, and none may lie inside the sources (where the
   cuts would be found as sources) or inside the other.
@@ -17,21 +21,37 @@ replaces a previous output only with a finished one.
   at the end) and on its work folder (the marker) for its whole life, so a second build of
   either is refused instead of mixing files with the first.
 - The output is written into a new hidden folder beside it and swapped in at the end: a
-  build that fails, is interrupted or is killed leaves the previous output as it was.
+  build that fails, is interrupted or is killed leaves the previous output as it was. The
+  swap is one atomic exchange of the two folders where the system has it (Linux's
+  ``renameat2(RENAME_EXCHANGE)``), else two renames; before it, a record beside the output
+  (``.<name>.swap.json``) names the finished folder and the one the old output moves to.
+  The next build on the output, first thing under the lock, completes a swap a kill left
+  half done (no output: the finished build, else the previous one, is put in place), and
+  only then removes what killed builds left beside it. So at every instant a complete
+  build is at the output or is the one the next run restores, and no cleanup deletes the
+  only complete copy.
+- Test hooks, read from the environment so that a real ``splice build`` process can be
+  killed at an exact instant of the swap (tests/test_build_recovery.py):
+  ``SPLICE_TEST_KILL_AT=<point>`` (the ``KILL_*`` names below) makes the build SIGKILL
+  itself there; ``SPLICE_TEST_SWAP=renames`` makes it swap by two renames even where the
+  exchange exists.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
 import json
 import os
+import secrets
 import shutil
-import tempfile
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
-from splice_build.errors import UserError
+from splice_build.errors import UserError, disk_error
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 from splice_build.running.workdir import CUT_RECORD
@@ -52,8 +72,18 @@ OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 WORK_MARKER = "splice-work.json"
 WORK_CUTS = "videos"  # `WorkDir.videos`
 TEMP_CUT_PREFIX = ".tmp-"  # `WorkDir.new_temp_dir`
+# What `splice demo` writes into its work folder: its build's work folder, and its sources.
+DEMO_CUTS, DEMO_SOURCES = "cuts", "stand-in-sources"
 # Hidden folders beside the output: a build being written, and a replaced one being removed.
 STAGING_TAG, REPLACED_TAG = "incomplete", "replaced"
+SWAP_RECORD_SUFFIX = "swap.json"  # `.<name>.swap.json`: which folder holds the finished build
+
+KILL_AT_ENV, SWAP_ENV = "SPLICE_TEST_KILL_AT", "SPLICE_TEST_SWAP"  # test hooks (see above)
+SWAP_EXCHANGE, SWAP_RENAMES = "exchange", "renames"
+KILL_STAGED = "swap-staged"  # the finished build in its staging folder, no record yet
+KILL_MARKED = "swap-marked"  # the swap record written, nothing moved
+KILL_MOVED_ASIDE = "swap-moved-aside"  # two renames only: the old output aside, none at out
+KILL_SWAPPED = "swap-swapped"  # the new build at out, the old one not yet removed
 
 
 def check_folders(
@@ -123,13 +153,25 @@ def foreign_work(folder: Path) -> str | None:
     if not folder.exists() or not any(folder.iterdir()) or (folder / WORK_MARKER).is_file():
         return None
     for entry in sorted(folder.iterdir()):
+        if _demo_entry(entry):
+            continue
         if entry.name != WORK_CUTS or not entry.is_dir():
             return f"not a SPLICE work folder (it holds {entry.name}, which no build wrote)"
-    for entry in sorted((folder / WORK_CUTS).iterdir()):
+    cuts = folder / WORK_CUTS
+    for entry in sorted(cuts.iterdir()) if cuts.is_dir() else ():
         ours = entry.name.startswith(TEMP_CUT_PREFIX) or (entry / CUT_RECORD).is_file()
         if not entry.is_dir() or entry.is_symlink() or not ours:
             return f"not a SPLICE work folder (it holds {WORK_CUTS}/{entry.name})"
     return None
+
+
+def _demo_entry(entry: Path) -> bool:
+    """Whether ``entry`` of a work folder is what `splice demo` put there."""
+    if entry.is_symlink() or not entry.is_dir():
+        return False
+    return entry.name == DEMO_SOURCES or (
+        entry.name == DEMO_CUTS and (entry / WORK_MARKER).is_file()
+    )
 
 
 def _foreign_entry(folder: Path) -> str | None:
@@ -158,12 +200,35 @@ def locked(out: Path, work: Path) -> Iterator[None]:
     """Hold the output's and the work folder's locks, or refuse: another build uses them."""
     out, work = _resolved(out), _resolved(work)
     with lock_folder(out, "--out"):
-        work.mkdir(parents=True, exist_ok=True)
+        recover_output(out)
+        created = not work.exists()
         marker = work / WORK_MARKER
-        if not marker.exists():
-            marker.write_text(json.dumps({"splice": "work folder of splice build"}) + "\n")
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+            if not marker.exists():
+                marker.write_text(json.dumps({"splice": "work folder of splice build"}) + "\n")
+        except OSError as exc:
+            raise disk_error(f"--work {work}", exc, "nothing was changed") from None
         with _flock(marker, f"--work {work.name}", remove=False):
-            yield
+            try:
+                yield
+            finally:
+                if created:
+                    _remove_unused_work(work)
+
+
+def _remove_unused_work(work: Path) -> None:
+    """Remove a work folder this build made if it holds no cut (a build of no video): the
+    marker and an empty ``videos/``, nothing else."""
+    cuts = work / WORK_CUTS
+    if not work.is_dir() or any(p.name != WORK_MARKER and p != cuts for p in work.iterdir()):
+        return
+    if cuts.is_dir() and any(cuts.iterdir()):
+        return
+    if cuts.is_dir():
+        cuts.rmdir()
+    (work / WORK_MARKER).unlink(missing_ok=True)
+    work.rmdir()
 
 
 @contextlib.contextmanager
@@ -171,8 +236,14 @@ def lock_folder(folder: Path, option: str) -> Iterator[None]:
     """One splice command at a time writing into ``folder`` (a build's output, a download's
     folder): a lock file ``.<name>.lock`` beside it, removed when released."""
     folder = _resolved(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with _flock(folder.parent / f".{folder.name}.lock", f"{option} {folder.name}", remove=True):
+    lock = folder.parent / f".{folder.name}.lock"
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as exc:
+        where = f"{option} {folder}: cannot write beside it in {folder.parent}"
+        raise disk_error(where, exc, "nothing was changed") from None
+    with _flock(lock, f"{option} {folder.name}", remove=True):
         yield
 
 
@@ -210,16 +281,39 @@ def _flock(path: Path, what: str, *, remove: bool) -> Iterator[None]:
 # --- staging and swap --------------------------------------------------------------------
 
 
+def recover_output(out: Path) -> None:
+    """Complete a swap a killed build left half done, then remove what killed builds left
+    beside ``out`` (recognised by name and by holding only what a build writes). Call with
+    the output lock, before anything reads ``out``.
+
+    With no ``out``, the folder the swap record names as finished is put in place, else
+    the one it names as the previous output, else (a swap by a build before the record)
+    the newest replaced one: each only if it is a complete build."""
+    out = _resolved(out)
+    record = _swap_record(out)
+    if not out.exists():
+        for candidate in [*_recorded(record, out), *_leftovers(out, REPLACED_TAG)]:
+            if _complete_build(candidate):
+                os.replace(candidate, out)
+                break
+    record.unlink(missing_ok=True)
+    for tag in (STAGING_TAG, REPLACED_TAG):
+        for stale in _leftovers(out, tag):
+            shutil.rmtree(stale)
+
+
 def new_staging(out: Path) -> Path:
     """A new, empty hidden folder beside ``out`` to write the build into (same file system,
-    so the final swap is a rename). Leftovers of killed builds are removed first: they are
-    recognised by name and by holding only what a build writes. Call with the output lock."""
+    so the final swap is a rename), made with the user's umask like any folder they make
+    (the output is this folder once swapped in)."""
     out = _resolved(out)
-    for tag in (STAGING_TAG, REPLACED_TAG):
-        for stale in out.parent.glob(f".{out.name}.{tag}-*"):
-            if stale.is_dir() and not stale.is_symlink() and _foreign_entry(stale) is None:
-                shutil.rmtree(stale)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.{STAGING_TAG}-", dir=out.parent))
+    while True:
+        staging = _hidden(out, STAGING_TAG)
+        try:
+            staging.mkdir()
+        except FileExistsError:
+            continue
+        return staging
 
 
 def replace_output(staging: Path, out: Path) -> None:
@@ -232,13 +326,124 @@ def replace_output(staging: Path, out: Path) -> None:
             f"--out {out.name}: {why} (since the build started); the new build is left in "
             f"{staging.name} beside it until this build ends, then discarded"
         )
-    replaced = None
-    if out.exists():
-        replaced = Path(tempfile.mkdtemp(prefix=f".{out.name}.{REPLACED_TAG}-", dir=out.parent))
-        os.replace(out, replaced)
-    os.replace(staging, out)
-    if replaced is not None:
-        shutil.rmtree(replaced)
+    _checkpoint(KILL_STAGED)
+    _write_record(out, staging, None)
+    _checkpoint(KILL_MARKED)
+    old = None
+    if out.exists() and os.environ.get(SWAP_ENV) != SWAP_RENAMES and _exchange(staging, out):
+        old = staging  # the previous output, now under the staging folder's name
+    else:
+        if out.exists():
+            old = _hidden(out, REPLACED_TAG)
+            _write_record(out, staging, old)
+            os.replace(out, old)
+            _checkpoint(KILL_MOVED_ASIDE)
+        try:
+            os.replace(staging, out)
+        except OSError:
+            if old is not None:
+                os.replace(old, out)
+            raise
+    _checkpoint(KILL_SWAPPED)
+    _swap_record(out).unlink()
+    if old is not None:
+        shutil.rmtree(old)
+
+
+def exchange_supported(folder: Path) -> bool:
+    """Whether two folders in ``folder`` can be exchanged atomically (tried on two new,
+    empty folders, removed again)."""
+    a, b = _hidden(Path(folder) / "x", "exchange-a"), _hidden(Path(folder) / "x", "exchange-b")
+    a.mkdir()
+    b.mkdir()
+    try:
+        return _exchange(a, b)
+    finally:
+        a.rmdir()
+        b.rmdir()
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
+_NO_EXCHANGE = {errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP}
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Exchange two folders in one step; False where the system or file system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _NO_EXCHANGE:
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def _hidden(out: Path, tag: str) -> Path:
+    """A new name for a hidden folder beside ``out`` (not made)."""
+    return out.parent / f".{out.name}.{tag}-{secrets.token_hex(4)}"
+
+
+def _swap_record(out: Path) -> Path:
+    return out.parent / f".{out.name}.{SWAP_RECORD_SUFFIX}"
+
+
+def _write_record(out: Path, finished: Path, replaced: Path | None) -> None:
+    """The swap record, written whole (renamed into place, flushed) before a folder moves."""
+    record = _swap_record(out)
+    partial = record.with_name(record.name + ".partial")
+    data = {"finished": finished.name, "replaced": replaced.name if replaced else None}
+    with open(partial, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, record)
+
+
+def _recorded(record: Path, out: Path) -> list[Path]:
+    """The folders a swap record names, finished first; only names of our hidden folders."""
+    try:
+        data = json.loads(record.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    names = [data.get("finished"), data.get("replaced")] if isinstance(data, dict) else []
+    prefixes = tuple(f".{out.name}.{tag}-" for tag in (STAGING_TAG, REPLACED_TAG))
+    return [
+        out.parent / name
+        for name in names
+        if isinstance(name, str) and name.startswith(prefixes) and "/" not in name
+    ]
+
+
+def _leftovers(out: Path, tag: str) -> list[Path]:
+    """Hidden folders of ``tag`` beside ``out`` that hold only what a build writes, newest
+    first."""
+    found = [
+        p
+        for p in out.parent.iterdir()
+        if p.name.startswith(f".{out.name}.{tag}-")
+        and p.is_dir()
+        and not p.is_symlink()
+        and _foreign_entry(p) is None
+    ]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def _complete_build(folder: Path) -> bool:
+    return (
+        folder.is_dir()
+        and not folder.is_symlink()
+        and (folder / REPORT_JSON).is_file()
+        and foreign_output(folder) is None
+    )
+
+
+def _checkpoint(point: str) -> None:
+    """The kill test hook (module docstring): a real SIGKILL at ``point`` when asked."""
+    if os.environ.get(KILL_AT_ENV) == point:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _resolved(path: Path) -> Path:

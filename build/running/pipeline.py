@@ -26,7 +26,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-from splice_build.errors import UserError
+from splice_build.errors import UserError, disk_error
 from splice_build.output import card, validate, write
 from splice_build.output.shards import WriteResult
 from splice_build.records import (
@@ -232,6 +232,9 @@ def finish_build(
             problems = validate.validate(staging, quick=True)
         if not problems:
             ownership.replace_output(staging, out)
+    except OSError as exc:
+        kept = "nothing was changed, --out left as it was" if out.exists() else "nothing written"
+        raise disk_error(f"--out {out}", exc, kept) from None
     finally:
         if staging.exists():  # unswapped: a failed build, which must not replace the old one
             shutil.rmtree(staging)
@@ -306,10 +309,11 @@ def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
     stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
     late = [v for v in skipped if v.stage not in ("ingest", "select")] or skipped
     first = f"; e.g. {late[0].video_id}: {report.portable(late[0].reason)}" if late else ""
+    kept = "left as it was" if given.out.exists() else "not created"
     return (
         f"no video {what}: all {len(report.videos)} videos of {given.annotations.name} were "
         f"skipped ({stages}){first} (--videos {given.videos}); nothing written, --out "
-        f"{given.out} left as it was"
+        f"{given.out} {kept}"
     )
 
 
@@ -320,6 +324,7 @@ def _cut_all(
     the ids that made it."""
     index = sources.index_sources(config.videos)
     report.warnings.extend(sources.duplicate_warnings(index, entries))
+    report.warnings.extend(sources.misnamed_warnings(index))
     tasks = video_tasks(entries, index, work.root, config)
     executor = make_executor(config.executor, config.workers, config.ray_address)
     included: dict[str, str] = {}

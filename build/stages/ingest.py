@@ -142,6 +142,11 @@ def parse_annotation_json(data: bytes, path: str | Path) -> Any:
             f"{path} line {exc.lineno} column {exc.colno}: not a JSON annotation file "
             f"({exc.msg}; is it truncated?)"
         ) from None
+    except RecursionError:
+        raise UserError(
+            f"{path}: arrays or objects nested too deeply to read (COIN.json nests a few levels); "
+            "not a COIN annotation file"
+        ) from None
 
 
 def parse_database(database: Mapping[str, Any]) -> tuple[list[VideoEntry], list[Skip]]:

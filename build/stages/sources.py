@@ -10,6 +10,10 @@ answer for every worker.
 Partial downloads (``.part``, ``.ytdl``, ``.temp.<ext>``, unmerged ``.f<format>.<ext>``
 pieces, ``.part-Frag<n>``) are never candidates, and hidden files and folders are not
 entered (``splice download`` keeps its unfinished work in ``.splice-download/``).
+
+A file or folder whose name is not UTF-8 (bytes Python can only carry as surrogates) is
+not a candidate either: nothing downstream (the build report, the Parquet strings) can
+hold its name, so it is skipped with a warning that spells the name's bytes out.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ def index_sources(root: Path) -> SourceIndex:
     found: dict[str, list[tuple[tuple, str]]] = {}
     partial: dict[str, list[str]] = {}
     unreadable: dict[str, list[str]] = {}
+    misnamed: list[str] = []
     files = folders = 0
     seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
     for folder, dirs, names in os.walk(root, followlinks=True):
@@ -82,31 +87,25 @@ def index_sources(root: Path) -> SourceIndex:
             dirs[:] = []
             continue
         seen.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        folders += 1
         rel_folder = Path(folder).relative_to(root)
-        depth = len(rel_folder.parts)
+        misnamed.extend(
+            _spelled(rel_folder / d) for d in dirs if not d.startswith(".") and not _is_utf8(d)
+        )
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and _is_utf8(d))
+        folders += 1
         for name in names:
             if name.startswith("."):
                 continue
             files += 1
             rel = (rel_folder / name).as_posix()
-            if is_partial(name):
+            if not _is_utf8(name):
+                misnamed.append(_spelled(rel))
+            elif is_partial(name):
                 bracket = _BRACKET_ID_PARTIAL.search(name)
                 key = bracket.group(1) if bracket else name.split(".", 1)[0]
                 partial.setdefault(key, []).append(rel)
-                continue
-            video_id = video_id_of(name)
-            if video_id is None:
-                continue
-            why = unreadable_reason(Path(folder) / name)
-            if why:  # a dangling link is no candidate: the next file must get its turn
-                unreadable.setdefault(video_id, []).append(f"{rel} ({why})")
-                continue
-            ext = os.path.splitext(name)[1].lower()
-            named_by_id = not _BRACKET_ID.search(os.path.splitext(name)[0])
-            order = (_RANK[ext], not named_by_id, depth, rel)
-            found.setdefault(video_id, []).append((order, rel))
+            else:
+                _add_candidate(Path(folder) / name, rel, len(rel_folder.parts), found, unreadable)
     return SourceIndex(
         root=root,
         by_id={vid: tuple(rel for _, rel in sorted(c)) for vid, c in found.items()},
@@ -114,7 +113,52 @@ def index_sources(root: Path) -> SourceIndex:
         files=files,
         folders=folders,
         unreadable={vid: tuple(sorted(u)) for vid, u in unreadable.items()},
+        misnamed=tuple(sorted(misnamed)),
     )
+
+
+def _add_candidate(
+    path: Path,
+    rel: str,
+    depth: int,
+    found: dict[str, list[tuple[tuple, str]]],
+    unreadable: dict[str, list[str]],
+) -> None:
+    """File one source-named file under its video id, ranked, or as unreadable."""
+    name = path.name
+    video_id = video_id_of(name)
+    if video_id is None:
+        return
+    why = unreadable_reason(path)
+    if why:  # a dangling link is no candidate: the next file must get its turn
+        unreadable.setdefault(video_id, []).append(f"{rel} ({why})")
+        return
+    ext = os.path.splitext(name)[1].lower()
+    named_by_id = not _BRACKET_ID.search(os.path.splitext(name)[0])
+    found.setdefault(video_id, []).append(((_RANK[ext], not named_by_id, depth, rel), rel))
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a name from the file system is UTF-8 (else it carries surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _spelled(path: str | Path) -> str:
+    """A file name that is not UTF-8, its stray bytes spelled ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def misnamed_warnings(index: SourceIndex) -> list[str]:
+    """One line per file or folder skipped for a name that is not UTF-8 (for the report)."""
+    return [
+        f"source {name}: skipped, its name is not UTF-8; rename it (e.g. to <video id>.mp4) "
+        "to use it"
+        for name in index.misnamed
+    ]
 
 
 def unreadable_reason(path: Path) -> str:
@@ -187,6 +231,7 @@ __all__ = [
     "index_sources",
     "is_partial",
     "not_found_reason",
+    "misnamed_warnings",
     "unreadable_reason",
     "video_id_of",
 ]
