@@ -153,8 +153,8 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
             subset_size=config.subset_size,
             curation_file=config.curation.name if config.curation else None,
             videos_in_annotations=len(report.videos),
-            videos_included=len(report.included),
-            videos_skipped=len(report.skipped),
+            videos_included=report.counts.included,
+            videos_skipped=report.counts.skipped,
             stand_in=config.stand_in,
             limit=config.limit,
             skipped_by_stage=report.skips_by_stage(),
@@ -342,7 +342,7 @@ def _cut_all(
             bar.set_postfix(
                 clips_s=f"{clips / elapsed:.1f}",
                 video_s=f"{seconds / elapsed:.1f}",
-                skipped=len(report.skipped),
+                skipped=report.counts.skipped,  # kept as videos come: constant per video
                 refresh=False,
             )
             bar.update()
