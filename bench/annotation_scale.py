@@ -33,9 +33,7 @@ def synthesise(entries: int, database: dict, path: Path) -> Path:
     out = {}
     for n in range(entries):
         copy, video_id = divmod(n, len(real))
-        out[f"{real[video_id]}-copy{copy}" if copy else real[video_id]] = database[
-            real[video_id]
-        ]
+        out[f"{real[video_id]}-copy{copy}" if copy else real[video_id]] = database[real[video_id]]
     path.write_text(json.dumps({"database": out}), "utf-8")
     return path
 

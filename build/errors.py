@@ -8,13 +8,16 @@ the video, the field or the option, because it is all the user sees.
 It is a ``ValueError``, so library callers that catch bad input as ``ValueError`` keep
 working. ``read_bytes`` / ``read_text`` are how user files are read: a missing file, a
 folder, an unreadable or non-UTF-8 file becomes a ``UserError`` naming it (and the line),
-and a UTF-8 byte order mark (what Excel and Notepad write) is accepted.
+and a UTF-8 byte order mark (what Excel and Notepad write) is accepted. ``require`` is how
+an optional extra's module is imported: missing, it is a UserError naming the extra.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 USAGE_EXIT = 2
 
@@ -51,3 +54,20 @@ def decode_text(data: bytes, path: str | os.PathLike, what: str) -> str:
 def read_text(path: str | os.PathLike, what: str) -> str:
     """The text of the user's UTF-8 file ``path`` (BOM accepted)."""
     return decode_text(read_bytes(path, what), path, what)
+
+
+def require(module: str, extra: str, needed_by: str) -> ModuleType:
+    """``module``, imported; if it is not installed, a UserError naming the pip extra that
+    brings it (``needed_by``: the command or option that needs it, for the message). The
+    one place an optional dependency's absence is reported, so every command says it alike.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name != module.split(".")[0] and exc.name != module:
+            raise  # the module is there, but something it imports is broken: a real bug
+        package = module.split(".")[0].replace("_", "-")
+        raise UserError(
+            f"{needed_by} needs {package}, which is not installed: pip install "
+            f"'splice-benchmark[{extra}]' (or pip install -e '.[{extra}]' in a clone)"
+        ) from None

@@ -38,7 +38,7 @@ from splice_metric import PAPER_METRICS, random_baseline
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key
+from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
 from .predictions import describe_metadata
 from .scoring import Run, invalid_counts, read_runs, score_run
 
@@ -428,6 +428,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_matplotlib()  # the extra is missing: say so before scoring anything
     try:
         path = write_report(args.predictions, args.data, args.out)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
