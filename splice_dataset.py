@@ -283,6 +283,9 @@ class CardInfo:
     description: str = ""
     citation: str = ""
     license: str = ""
+    # The card's ``splice_build.stand_in``: its clips were cut from rendered stand-in videos
+    # (the demo's), not COIN's; `splice publish` refuses such a build, `splice report` says so.
+    stand_in: bool = False
 
 
 def read_card(folder: str | os.PathLike) -> CardInfo:
@@ -304,6 +307,7 @@ def read_card(folder: str | os.PathLike) -> CardInfo:
         description="\n".join(intro_lines).strip(),
         citation=cite.group(1).strip() if cite else "",
         license=", ".join(lic) if isinstance(lic, list) else str(lic),
+        stand_in=bool((card.data.get("splice_build") or {}).get("stand_in", False)),
     )
 
 
