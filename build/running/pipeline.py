@@ -404,7 +404,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
         "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
-    parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
+    parser.add_argument(
+        "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
+    )
     parser.add_argument(
         "--work", type=Path, default=None, help="resumable work folder (default: <out>-work)"
     )
@@ -420,7 +422,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fps", type=float, default=None, help="output frame rate (default: the source's)"
     )
-    parser.add_argument("--format", choices=FORMATS, default="parquet")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="parquet",
+        help="parquet: the Parquet shards (always written); both: also WebDataset tar "
+        "shards of the same rows (default %(default)s)",
+    )
     add_executor_arguments(parser)
     parser.add_argument(
         "--max-shard-mb",
