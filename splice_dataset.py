@@ -238,6 +238,13 @@ def load(
     src = os.fspath(source)
     if os.path.exists(src) and not os.path.isdir(src):
         raise ValueError(f"SPLICE source {src!r} is a file; expected a built folder or a Hub id")
+    if not os.path.isdir(src) and not HUB_ID_RE.match(src):
+        # datasets would read it as a Hub id, retry the Hub, and then quietly return any
+        # cached dataset of that name: a local build must never be swapped for another.
+        raise FileNotFoundError(
+            f"SPLICE source {src!r}: no such folder in {os.getcwd()}; give a built folder's "
+            "path (e.g. absolute) or a Hub dataset id ORG/NAME"
+        )
     if streaming and os.path.isdir(src) and "fragment_scan_options" not in load_dataset_kwargs:
         import pyarrow.dataset as pa_dataset
 
@@ -257,6 +264,8 @@ def load(
 # --- the builder (datasets 4/5: instantiate directly) ----------------------------------
 
 _BUILDER_VERSION = "1.0.0"
+# A Hub dataset id as `load` accepts one: ORG/NAME (a bare name is read as a missing folder).
+HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 # The inverse of `shard_name`: the builder and `splice validate` both read names with it.
 SHARD_NAME_RE = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 
@@ -283,6 +292,9 @@ class CardInfo:
     description: str = ""
     citation: str = ""
     license: str = ""
+    # The card's ``splice_build.stand_in``: its clips were cut from rendered stand-in videos
+    # (the demo's), not COIN's; `splice publish` refuses such a build, `splice report` says so.
+    stand_in: bool = False
 
 
 def read_card(folder: str | os.PathLike) -> CardInfo:
@@ -304,6 +316,7 @@ def read_card(folder: str | os.PathLike) -> CardInfo:
         description="\n".join(intro_lines).strip(),
         citation=cite.group(1).strip() if cite else "",
         license=", ".join(lic) if isinstance(lic, list) else str(lic),
+        stand_in=bool((card.data.get("splice_build") or {}).get("stand_in", False)),
     )
 
 

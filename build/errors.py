@@ -10,13 +10,17 @@ working. ``read_bytes`` / ``read_text`` are how user files are read: a missing f
 folder, an unreadable or non-UTF-8 file becomes a ``UserError`` naming it (and the line),
 and a UTF-8 byte order mark (what Excel and Notepad write) is accepted. ``disk_error`` is
 how the machine's refusals to write (a full or read-only disk, no permission) become one.
+``require`` is how an optional extra's module is imported: missing, it is a UserError
+naming the extra.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 USAGE_EXIT = 2
 
@@ -94,3 +98,20 @@ def os_error_words(err: OSError) -> str:
             return "it is a link to a file that does not exist"
         return "it is no longer there"
     return _OS_ERROR_WORDS.get(err.errno, "it cannot be read")
+
+
+def require(module: str, extra: str, needed_by: str) -> ModuleType:
+    """``module``, imported; if it is not installed, a UserError naming the pip extra that
+    brings it (``needed_by``: the command or option that needs it, for the message). The
+    one place an optional dependency's absence is reported, so every command says it alike.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name != module.split(".")[0] and exc.name != module:
+            raise  # the module is there, but something it imports is broken: a real bug
+        package = module.split(".")[0].replace("_", "-")
+        raise UserError(
+            f"{needed_by} needs {package}, which is not installed: pip install "
+            f"'splice-benchmark[{extra}]' (or pip install -e '.[{extra}]' in a clone)"
+        ) from None

@@ -402,7 +402,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="A1,B1,A2,B2",
         help="comma-separated names; consecutive pairs form teams (default A1,B1,A2,B2)",
     )
-    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the annotator assignment and the clips' order in each package "
+        "(default %(default)s)",
+    )
     ex.add_argument(
         "--limit", type=int_at_least(1), default=None, help="only the first N videos by id"
     )
@@ -411,7 +417,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ing.add_argument(
         "--key", type=Path, default=None, help="export's key.json (default: beside the sheets)"
     )
-    ing.add_argument("--out", type=Path, required=True)
+    ing.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="folder for curation.csv, human_<config>.jsonl predictions and the agreement",
+    )
     ing.add_argument("--partial", action="store_true", help="allow folders without an answer")
 
 

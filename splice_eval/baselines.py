@@ -236,7 +236,7 @@ def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", choices=NAMES)
+    parser.add_argument("name", choices=NAMES, help="the baseline: %(choices)s")
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", type=Path, help="built SPLICE folder")
     src.add_argument(
@@ -244,7 +244,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="taxonomy-prior only: a COIN.json-format file, scored without any video",
     )
-    parser.add_argument("--config", choices=schema.CONFIGS, default=None)
+    parser.add_argument(
+        "--config",
+        choices=schema.CONFIGS,
+        default=None,
+        help="config to answer (default: the first one the baseline answers)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument("--seed", type=int, default=0, help="seed (random; --coin shuffle)")
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from splice_build.errors import require
+
 from .annotate import HUMAN_MODEL
 
 CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
@@ -16,12 +18,16 @@ RANDOM_ROW = "Random (exact)"
 
 
 def _pyplot():
-    import matplotlib
-
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def require_matplotlib():
+    """matplotlib, or the one-line error naming the ``report`` extra (before any scoring)."""
+    return require("matplotlib", "report", "splice report (its PNG figures)")
 
 
 def _label(r: dict) -> str:

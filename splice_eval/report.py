@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
@@ -38,7 +39,7 @@ from splice_metric import PAPER_METRICS, random_baseline
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key
+from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
 from .predictions import describe_metadata
 from .scoring import Run, invalid_counts, read_runs, score_run
 
@@ -236,6 +237,13 @@ def _metric_table(report: dict, metrics: Sequence[str]) -> str:
     return markdown_table(head, rows)
 
 
+STAND_IN_NOTE = (
+    "**Stand-in build.** These predictions were scored on a build whose clips were cut from "
+    "rendered stand-in videos (the demo's; its card says `stand_in: true`), not from COIN's: "
+    "the numbers test the tooling, not a model's visual reasoning."
+)
+
+
 def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str]) -> str:
     runs = report["runs"]
     out = [
@@ -244,6 +252,7 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         f"{report['videos']} videos. Prediction files: "
         + ", ".join(f"`{s}`" for s in sources)
         + ".",
+        *([STAND_IN_NOTE, ""] if report.get("stand_in") else []),
         f"`{RANDOM_ROW}` is the metric's exact expectation of uniformly random orders for this "
         "build's clip counts. Edit distance is absolute (lower is better); the other metrics "
         "are means in [0, 1]. Intervals are the metric's seeded 95% bootstrap intervals.",
@@ -404,6 +413,7 @@ def write_report(
     meta = read_meta(build)
     runs = load_runs(prediction_files)
     report = build_report(runs, meta)
+    report["stand_in"] = schema.read_card(build).stand_in
     figures: dict[str, str] = {}
     if report["runs"]:
         figures["clips"] = plot_by_clips(report, out / "accuracy_by_clips.png").name
@@ -428,9 +438,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_matplotlib()  # the extra is missing: say so before scoring anything
     try:
         path = write_report(args.predictions, args.data, args.out)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
+    if schema.read_card(args.data).stand_in:
+        print(f"note: {args.data} is a stand-in build (rendered videos, not COIN's)")
     return 0

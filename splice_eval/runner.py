@@ -87,7 +87,12 @@ def parse_frames(text: str) -> FrameSpec:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", required=True, help="base URL, e.g. http://host:8000/v1")
     parser.add_argument("--model", required=True, help="model name the endpoint serves")
-    parser.add_argument("--config", required=True, choices=schema.CONFIGS)
+    parser.add_argument(
+        "--config",
+        required=True,
+        choices=schema.CONFIGS,
+        help="config to ask the model: %(choices)s",
+    )
     parser.add_argument("--data", required=True, help="a built SPLICE folder or a Hub dataset id")
     parser.add_argument(
         "--frames",
@@ -136,8 +141,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"requests kept failing (default {DEFAULT_MAX_SILENCE:g})",
     )
     parser.add_argument("--limit", type=int_at_least(1), default=None, help="only the first N rows")
-    parser.add_argument("--max-tokens", type=int_at_least(1), default=1024)
-    parser.add_argument("--temperature", type=float_in(0), default=0.0)
+    parser.add_argument(
+        "--max-tokens",
+        type=int_at_least(1),
+        default=1024,
+        help="cap on the answer's tokens (default %(default)s)",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float_in(0),
+        default=0.0,
+        help="sampling temperature (default %(default)s)",
+    )
     parser.add_argument(
         "--api-key-env",
         default=DEFAULT_KEY_ENV,

@@ -179,7 +179,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="bootstrap intervals, e.g. 0.95",
     )
-    parser.add_argument("--bootstrap-iterations", type=int_at_least(1), default=1000)
+    parser.add_argument(
+        "--bootstrap-iterations",
+        type=int_at_least(1),
+        default=1000,
+        help="resamples behind each confidence interval (default %(default)s)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write all results here")
 
 

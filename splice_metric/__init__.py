@@ -1,5 +1,7 @@
 """The SPLICE metric as a package, so the pipeline and tools import the same code that
-`evaluate.load("splice_metric")` runs (the module file itself stays self-contained)."""
+`evaluate.load(splice_metric.path())` runs (the module file itself stays self-contained)."""
+
+from pathlib import Path
 
 from splice_metric.splice_metric import (
     BASELINE_SAMPLES,
@@ -14,6 +16,14 @@ from splice_metric.splice_metric import (
     score,
 )
 
+
+def path() -> str:
+    """The installed metric folder, for ``evaluate.load(splice_metric.path())`` from any
+    working folder: evaluate reads a bare ``"splice_metric"`` as ``./splice_metric`` when
+    that folder exists (the repository root) and as a Hub id everywhere else."""
+    return str(Path(__file__).resolve().parent)
+
+
 __all__ = [
     "BASELINE_SAMPLES",
     "METRICS",
@@ -22,6 +32,7 @@ __all__ = [
     "TABLE_MAX_N",
     "SpliceMetric",
     "expected_random",
+    "path",
     "parse_order",
     "random_baseline",
     "score",

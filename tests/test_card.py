@@ -170,8 +170,8 @@ def test_card_yaml_parses_and_describes_the_configs(built):
 def test_card_body(built, tiny_videos):
     text = (built / "README.md").read_text()
     assert STAND_IN_NOTICE.strip() in text
-    assert 'load_dataset("splice", "video_text"' in text
-    assert 'evaluate.load("splice_metric")' in text
+    assert 'load_dataset("path/to/splice", "text"' in text
+    assert "evaluate.load(splice_metric.path())" in text
     assert "sample_frames(" in text
     assert SHA in text and "Seed:** 7" in text
     assert "probe: 1, select: 2" in text

@@ -254,7 +254,9 @@ def test_missing_card_is_refused(tmp_path: Path) -> None:
 def test_dry_run_lists_files_with_sizes_and_sends_nothing(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = splice_main(["publish", str(build_copy), "--repo-id", "org/splice", "--dry-run"])
+    code = splice_main(
+        ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice", "--dry-run"]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert hub.calls == []
@@ -269,7 +271,9 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (build_copy / "scratch.txt").write_text("left behind")
-    code = publish_dataset(build_copy, "org/splice", private=True, revision="v1")
+    code = publish_dataset(
+        build_copy, "org/splice", private=True, revision="v1", allow_stand_in=True
+    )
     assert code == 0, capsys.readouterr()
     files = plan_upload(build_copy)
     assert hub.calls == [
@@ -312,7 +316,7 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
 
 
 def test_public_publish_without_revision(build_copy: Path, hub: Hub) -> None:
-    assert publish_dataset(build_copy, "org/splice") == 0
+    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True) == 0
     names = [c[0] for c in hub.calls]
     assert names == ["HfApi", "create_repo", "upload_folder"]
     assert hub.calls[1][2]["private"] is False
@@ -324,7 +328,7 @@ def test_folder_failing_validate_is_refused(
 ) -> None:
     for shard in (build_copy / schema.shard_dir("text")).glob("*.parquet"):
         shard.unlink()
-    code = splice_main(["publish", str(build_copy), "--repo-id", "org/splice"])
+    code = splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice"])
     err = capsys.readouterr().err
     assert code == 1
     assert "fails splice validate" in err and str(build_copy) in err
@@ -337,7 +341,10 @@ def test_limits_are_checked_before_anything_is_sent(
     root_entries = {f.path_in_repo.split("/")[0] for f in plan_upload(build_copy)}
     assert {"README.md", schema.shard_dir("video_text"), schema.shard_dir("text")} <= root_entries
     code = publish_dataset(
-        build_copy, "org/splice", limits=HubLimits(max_entries_per_folder=len(root_entries) - 1)
+        build_copy,
+        "org/splice",
+        limits=HubLimits(max_entries_per_folder=len(root_entries) - 1),
+        allow_stand_in=True,
     )
     assert code == 1
     assert "./: " in capsys.readouterr().err
@@ -345,7 +352,7 @@ def test_limits_are_checked_before_anything_is_sent(
 
 
 def test_bad_repo_id_is_refused(build_copy: Path, hub: Hub, capsys) -> None:
-    assert splice_main(["publish", str(build_copy), "--repo-id", "splice"]) == 2
+    assert splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "splice"]) == 2
     assert "expected ORG/NAME" in capsys.readouterr().err
     assert hub.calls == []
 
@@ -360,9 +367,24 @@ def test_token_never_printed_or_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    assert splice_main(["publish", str(build_copy), "--repo-id", "org/s", "--dry-run"]) == 0
-    assert splice_main(["publish", str(build_copy), "--repo-id", "org/s", "--private"]) == 0
-    assert publish_dataset(build_copy, "org/s", limits=HubLimits(max_entries_per_folder=1)) == 1
+    assert (
+        splice_main(
+            ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/s", "--dry-run"]
+        )
+        == 0
+    )
+    assert (
+        splice_main(
+            ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/s", "--private"]
+        )
+        == 0
+    )
+    assert (
+        publish_dataset(
+            build_copy, "org/s", limits=HubLimits(max_entries_per_folder=1), allow_stand_in=True
+        )
+        == 1
+    )
     captured = capsys.readouterr()
     assert hub.calls[0] == ("HfApi", (), {"token": SECRET})  # it was used...
     for text in (captured.out, captured.err, caplog.text):
@@ -376,7 +398,7 @@ def test_saved_login_token_is_used(
     monkeypatch.delenv("HF_TOKEN")
     saved = _touch(tmp_path / "token", b"hf_savedLOGINtoken000000000000000000\n")
     monkeypatch.setattr(hf_constants, "HF_TOKEN_PATH", str(saved))
-    assert publish_dataset(build_copy, "org/splice") == 0
+    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True) == 0
     assert hub.calls[0] == ("HfApi", (), {"token": "hf_savedLOGINtoken000000000000000000"})
     assert "savedLOGIN" not in "".join(capsys.readouterr())
 
@@ -385,7 +407,10 @@ def test_no_token_is_a_clear_error(
     build_copy: Path, hub: Hub, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
-    assert splice_main(["publish", str(build_copy), "--repo-id", "org/splice"]) == 2
+    assert (
+        splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice"])
+        == 2
+    )
     assert "no Hugging Face token found: set HF_TOKEN" in capsys.readouterr().err
     assert hub.calls == []
 

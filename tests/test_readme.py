@@ -38,8 +38,11 @@ def test_readme_python_example_runs(demo_build: Path, tmp_path: Path, monkeypatc
     (tmp_path / "splice_metric").symlink_to(README.parent / "splice_metric")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
+    code = code.replace("path/to/splice", "splice")  # the documented placeholder
     exec(compile(code, "README.md", "exec"), namespace)
-    assert namespace["order"] == [2, 1, 3]
+    num_clips = namespace["row"]["num_clips"]
+    assert namespace["order"] == list(range(num_clips, 0, -1))
+    assert namespace["result"]["invalid_rate"] == 0.0
     assert namespace["frames"].ndim == 4 and namespace["frames"].shape[-1] == 3
     row = namespace["row"]
     assert namespace["prompt"].labels == tuple(f"Video {k}" for k in range(1, row["num_clips"] + 1))

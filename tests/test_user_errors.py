@@ -281,7 +281,7 @@ def test_publish_without_network(tmp_path, demo_build, command):
     endpoint = f"http://127.0.0.1:{closed_port()}"
     env = {"HF_ENDPOINT": endpoint, "HF_TOKEN": "hf_notARealToken000000", "HF_HUB_OFFLINE": "0"}
     if command == "publish":
-        argv = ["publish", str(demo_build), "--repo-id", "org/splice"]
+        argv = ["publish", str(demo_build), "--allow-stand-in", "--repo-id", "org/splice"]
     else:
         argv = ["publish-metric", "--repo-id", "org/splice_metric"]
     proc = splice(*argv, env=env, cwd=tmp_path)

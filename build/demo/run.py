@@ -94,7 +94,7 @@ def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
         rng.shuffle(labels)
         predictions.append(prompts.answer_text(labels))
         references.append(row[schema.ANSWER]["order"])
-    metric = evaluate.load(str(Path(splice_metric.__file__).parent), "text")
+    metric = evaluate.load(splice_metric.path(), "text")
     return metric.compute(
         predictions=predictions,
         references=references,
@@ -139,10 +139,22 @@ def _score_table(scores: dict) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
-    parser.add_argument("--work", type=Path, default=None, help="work folder")
-    parser.add_argument("--workers", type=int_at_least(1), default=None, help="worker processes")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
+    )
+    parser.add_argument("--work", type=Path, default=None, help="work folder (default: <out>-work)")
+    parser.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        help="worker processes (default: all cores)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the shuffles and of the random answers scored (default %(default)s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     scores = score_random_baseline(dataset, args.seed)
     print(
         f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
-        'with evaluate.load("splice_metric"); 95% bootstrap intervals:'
+        "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
     )
     print(_score_table(scores))
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")

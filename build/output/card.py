@@ -43,7 +43,7 @@ from splice_dataset import (
 
 DEFAULT_TITLE = "SPLICE: order the shuffled event clips of COIN instructional videos"
 DEFAULT_INTRO = (
-    "SPLICE (Ballout, Okajevo et al., 2025) probes event-based visual reasoning: each row is "
+    "SPLICE (Ballout, Wilfred et al., 2025) probes event-based visual reasoning: each row is "
     "one COIN instructional video cut into one clip per annotated step (2 to 7), shuffled "
     'and labelled "Video 1" .. "Video n"; a model must put the clips back in chronological '
     "order. This folder was produced by the open SPLICE build pipeline from COIN's "

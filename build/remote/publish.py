@@ -23,6 +23,7 @@ from typing import TextIO
 
 from huggingface_hub import HfApi, SpaceCard, get_token
 
+import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.output.validate import validate
 from splice_build.remote.upload_plan import (
@@ -83,6 +84,12 @@ def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="list files and check limits; send nothing"
     )
+    parser.add_argument(
+        "--allow-stand-in",
+        action="store_true",
+        help="publish a build whose clips were cut from rendered stand-in videos (the "
+        "demo's; its card says stand_in: true), refused otherwise",
+    )
 
 
 def publish_dataset(
@@ -92,16 +99,28 @@ def publish_dataset(
     private: bool = False,
     revision: str | None = None,
     dry_run: bool = False,
+    allow_stand_in: bool = False,
     limits: HubLimits = DEFAULT_LIMITS,
     out: TextIO | None = None,
 ) -> int:
-    """Check ``folder`` and (unless ``dry_run``) upload it; 0 on success, 1 when refused."""
+    """Check ``folder`` and (unless ``dry_run``) upload it; 0 on success, 1 when refused.
+
+    A stand-in build (the demo's rendered videos) would go up looking like SPLICE: it is a
+    UserError unless ``allow_stand_in``, and even then the card says what it is."""
     out = out or sys.stdout
     err = _errors_to(out)
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
     _check_repo_id(repo_id)
+    if schema.read_card(folder).stand_in:
+        if not allow_stand_in:
+            raise UserError(
+                f"{folder} is a stand-in build: its clips were cut from rendered stand-in "
+                "videos, not COIN's (its card says stand_in: true); pass --allow-stand-in "
+                "to publish it anyway"
+            )
+        print(f"note: {folder} is a stand-in build (--allow-stand-in)", file=out)
 
     failed = validate(folder)
     if failed:
@@ -140,6 +159,7 @@ def run_publish(args: argparse.Namespace) -> int:
             private=args.private,
             revision=args.revision,
             dry_run=args.dry_run,
+            allow_stand_in=args.allow_stand_in,
         )
     except PermissionError as e:  # no token
         raise UserError(str(e)) from None

@@ -80,5 +80,11 @@ def make_executor(
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     """``--executor`` and ``--ray-address``, one definition for every command that runs
     per-video work (``splice build``, ``splice import-release``)."""
-    parser.add_argument("--executor", choices=EXECUTORS, default="local")
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="where per-video work runs: local processes, or Ray tasks (the [ray] extra; "
+        "default %(default)s)",
+    )
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (ray only)")

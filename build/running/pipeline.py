@@ -153,8 +153,8 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
             subset_size=config.subset_size,
             curation_file=config.curation.name if config.curation else None,
             videos_in_annotations=len(report.videos),
-            videos_included=len(report.included),
-            videos_skipped=len(report.skipped),
+            videos_included=report.counts.included,
+            videos_skipped=report.counts.skipped,
             stand_in=config.stand_in,
             limit=config.limit,
             skipped_by_stage=report.skips_by_stage(),
@@ -347,7 +347,7 @@ def _cut_all(
             bar.set_postfix(
                 clips_s=f"{clips / elapsed:.1f}",
                 video_s=f"{seconds / elapsed:.1f}",
-                skipped=len(report.skipped),
+                skipped=report.counts.skipped,  # kept as videos come: constant per video
                 refresh=False,
             )
             bar.update()
@@ -409,7 +409,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
         "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
-    parser.add_argument("--out", type=Path, default=Path("splice"), help="output folder")
+    parser.add_argument(
+        "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
+    )
     parser.add_argument(
         "--work", type=Path, default=None, help="resumable work folder (default: <out>-work)"
     )
@@ -425,7 +427,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fps", type=float, default=None, help="output frame rate (default: the source's)"
     )
-    parser.add_argument("--format", choices=FORMATS, default="parquet")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="parquet",
+        help="parquet: the Parquet shards (always written); both: also WebDataset tar "
+        "shards of the same rows (default %(default)s)",
+    )
     add_executor_arguments(parser)
     parser.add_argument(
         "--max-shard-mb",

@@ -12,9 +12,12 @@ a POSIX file system, so bare fsspec URLs are not accepted.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
+from urllib.parse import urlsplit
 
+from splice_build.errors import UserError, require
 from splice_build.running.lifetime import die_with_parent
 
 T = TypeVar("T")
@@ -23,15 +26,15 @@ R = TypeVar("R")
 
 class RayExecutor:
     def __init__(self, address: str | None = None, workers: int | None = None):
-        try:
-            import ray
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise RuntimeError(
-                "the Ray executor needs Ray: pip install 'splice-benchmark[ray]'"
-            ) from exc
+        ray = require("ray", "ray", "--executor ray")
         self._ray = ray
         if not ray.is_initialized():
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            if address:
+                check_reachable(address)
+            try:
+                ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            except ConnectionError as exc:  # it answered, but is not a Ray cluster we can join
+                raise UserError(f"--ray-address {address}: {exc}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         # Enough tasks in flight to keep every CPU busy, few enough that outcomes stream.
         self.in_flight = max(1, 2 * (workers or cpus))
@@ -48,6 +51,34 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from ray.get(done)
+
+
+# Seconds to wait for the cluster's port to accept a connection. Ray itself retries an
+# unreachable address for about 20 s, printing gcs_client warnings, then raises.
+CONNECT_TIMEOUT = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """Refuse a ``--ray-address`` whose port accepts no connection, in one line and at most
+    `CONNECT_TIMEOUT` seconds. ``auto`` / ``local`` (Ray finds or starts the cluster) are
+    left to Ray."""
+    if address in ("auto", "local"):
+        return
+    parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number
+        host = port = None
+    if not host or not port:
+        raise UserError(f"--ray-address {address}: expected HOST:PORT (e.g. 10.0.0.1:6379)")
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise UserError(
+            f"--ray-address {address}: no Ray cluster answers there ({why}); start one with "
+            "`ray start --head` on that machine, or fix the address"
+        ) from None
 
 
 def _in_worker(fn: Callable[[T, int], R], task: T) -> R:

@@ -50,6 +50,19 @@ class VideoStatus:
     note: str = ""  # how an included video's clips were made, when builds differ (imports)
 
 
+@dataclass(frozen=True)
+class ReportCounts:
+    """The report's totals as they stand. Kept as videos are added (the cut loop shows
+    them after every video, so a recount would make a build quadratic in the annotation
+    file's size)."""
+
+    videos: int = 0
+    included: int = 0
+    skipped: int = 0
+    clips: int = 0  # of the included videos
+    by_stage: dict[str, int] = field(default_factory=dict)  # skipped, in first-seen order
+
+
 @dataclass
 class BuildReport:
     videos: list[VideoStatus] = field(default_factory=list)
@@ -59,17 +72,50 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # e.g. a damaged work entry cut again
     # The build's folders (label -> path), named by label in everything written out.
     local_roots: dict[str, Path] = field(default_factory=dict)
+    # Running totals of `videos` (see `ReportCounts`); `include`/`skip`/`drop` keep them.
+    _tally: Counter = field(default_factory=Counter, init=False, repr=False)
+    _by_stage: Counter = field(default_factory=Counter, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for video in self.videos:
+            self._count(video, 1)
+
+    def _count(self, video: VideoStatus, sign: int) -> None:
+        self._tally[video.status] += sign
+        if video.status == "included":
+            self._tally["clips"] += sign * video.num_clips
+        else:
+            self._by_stage[video.stage] += sign
+            if not self._by_stage[video.stage]:
+                del self._by_stage[video.stage]
+
+    def _add(self, video: VideoStatus) -> None:
+        self.videos.append(video)
+        self._count(video, 1)
 
     def include(self, video_id: str, num_clips: int, note: str = "") -> None:
-        self.videos.append(VideoStatus(video_id, "included", num_clips=num_clips, note=note))
+        self._add(VideoStatus(video_id, "included", num_clips=num_clips, note=note))
 
     def skip(self, skip: Skip) -> None:
-        self.videos.append(VideoStatus(skip.video_id, "skipped", skip.stage, skip.reason))
+        self._add(VideoStatus(skip.video_id, "skipped", skip.stage, skip.reason))
 
     def drop(self, skip: Skip) -> None:
         """Turn an included video into a skipped one (its clips failed validation)."""
+        for video in self.videos:
+            if video.video_id == skip.video_id:
+                self._count(video, -1)
         self.videos = [v for v in self.videos if v.video_id != skip.video_id]
         self.skip(skip)
+
+    @property
+    def counts(self) -> ReportCounts:
+        return ReportCounts(
+            videos=len(self.videos),
+            included=self._tally["included"],
+            skipped=self._tally["skipped"],
+            clips=self._tally["clips"],
+            by_stage=dict(self._by_stage),
+        )
 
     def portable(self, text: str) -> str:
         """``text`` as it may be published (see `portable`)."""
@@ -86,35 +132,36 @@ class BuildReport:
     def skips_by_stage(self) -> dict[str, int]:
         """Skipped videos per stage, in the order stages first skipped one (the card's
         provenance and the summary both show it)."""
-        return dict(Counter(v.stage for v in self.skipped))
+        return dict(self._by_stage)
 
     def summary(self) -> str:
+        counts = self.counts
         lines = [
-            f"videos in {self.counted}: {len(self.videos)}",
-            f"included: {len(self.included)} videos, "
-            f"{sum(v.num_clips for v in self.included)} clips",
-            f"skipped: {len(self.skipped)}",
+            f"videos in {self.counted}: {counts.videos}",
+            f"included: {counts.included} videos, {counts.clips} clips",
+            f"skipped: {counts.skipped}",
         ]
         lines += [f"warning: {self.portable(w)}" for w in self.warnings]
         lines += [f"note: {self.portable(n)}" for n in sorted(self.notes)]
-        for stage, count in sorted(self.skips_by_stage().items()):
+        reasons: dict[str, Counter] = {stage: Counter() for stage in counts.by_stage}
+        for v in self.skipped:
+            reasons[v.stage][_reason_kind(self.portable(v.reason))] += 1
+        for stage, count in sorted(counts.by_stage.items()):
             lines.append(f"  {stage}: {count}")
-            reasons = Counter(
-                _reason_kind(self.portable(v.reason)) for v in self.skipped if v.stage == stage
-            )
-            for reason, n in reasons.most_common(8):
+            for reason, n in reasons[stage].most_common(8):
                 lines.append(f"    {n:6d}  {reason}")
         return "\n".join(lines)
 
     def write(self, out_dir: Path) -> None:
         self.videos.sort(key=lambda v: v.video_id)
+        counts = self.counts
         data = {
             "settings": self.settings,
             "counts": {
-                "videos": len(self.videos),
-                "included": len(self.included),
-                "skipped": len(self.skipped),
-                "clips": sum(v.num_clips for v in self.included),
+                "videos": counts.videos,
+                "included": counts.included,
+                "skipped": counts.skipped,
+                "clips": counts.clips,
             },
             "videos": [asdict(v) | {"reason": self.portable(v.reason)} for v in self.videos],
             "warnings": [self.portable(w) for w in self.warnings],

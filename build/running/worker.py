@@ -55,9 +55,10 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     try:
         note = ""
         candidates = task.sources or candidates_for(index_sources(task.videos_dir), entry)
-        stamp = candidates_stamp(task.videos_dir, candidates)
-        key = work_key(entry, task.settings, stamp)
+        key = ""  # a video with no source is skipped by the probe: no key to compute
         if candidates.paths:
+            stamp = candidates_stamp(task.videos_dir, candidates)
+            key = work_key(entry, task.settings, stamp)
             found = work.lookup(entry.video_id, key)
             if found.video is not None:
                 return _ok(found.video, key)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.errors import UserError
+from splice_build.errors import require
 from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
 from splice_build.remote import download_report
 from splice_build.remote.download.fetch import STAGING, Fetcher
@@ -190,13 +190,7 @@ def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import yt_dlp  # noqa: F401
-    except ImportError:
-        raise UserError(
-            "yt-dlp is not installed: pip install 'splice-benchmark[download]' "
-            "(or pip install -e '.[download]' in a clone)"
-        ) from None
+    require("yt_dlp", "download", "splice download")
     settings = settings_from_args(args)
     check_settings(settings)
     _, selection = select.select_annotations(

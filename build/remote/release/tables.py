@@ -36,7 +36,7 @@ PAPER_TABLE6: dict[int, tuple[int, int, float, float, tuple[int, ...]]] = {
 
 def release_intro(repo_id: str) -> str:
     return (
-        "SPLICE (Ballout, Okajevo et al., 2025) probes event-based visual reasoning: each row "
+        "SPLICE (Ballout, Wilfred et al., 2025) probes event-based visual reasoning: each row "
         "is one COIN instructional video cut into one clip per annotated step (2 to 7), "
         'shuffled and labelled "Video 1" .. "Video n"; a model must put the clips back in '
         f"chronological order. The clips of this folder are the authors' own, from their "
