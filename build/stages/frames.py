@@ -123,7 +123,9 @@ def video_stream(
         raise LookupError(f"{named}: no decoder for its video stream")
     moving = [s for s in decodable if s.frames != 1]
     if not moving:
-        raise LookupError(f"{named} has no video stream (only a still picture of one frame)")
+        if len(decodable) == 1:  # the only video, of one frame: what it holds is judged later
+            return decodable[0].index, False
+        raise LookupError(f"{named} has no video stream (only still pictures of one frame)")
     if len(moving) == 1:
         return moving[0].index, False
     packets, spans = _scan(container, moving)
