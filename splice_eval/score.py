@@ -101,13 +101,12 @@ def score_run(
     result["orders_from_raw"] = run.from_raw.as_dict()
     if groups:
         result["by_group"] = {}
-        for column in groups:
+        for column in groups:  # rows sorted by label (the metric keeps first appearance)
             by = score_against(run, answers.references, groups=answers.columns[column], **options)
-            result["by_group"][column] = by["by_group"]
+            result["by_group"][column] = dict(sorted(by["by_group"].items()))
             if random_baseline:
-                result["random_baseline"].setdefault("by_group", {})[column] = by[
-                    "random_baseline"
-                ]["by_group"]
+                expected = dict(sorted(by["random_baseline"]["by_group"].items()))
+                result["random_baseline"].setdefault("by_group", {})[column] = expected
     source = run.sources[0]
     head = {"file": source.file, "model": run.model, "config": run.config}
     return {**head, "metadata": source.metadata, **result}

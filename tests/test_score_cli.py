@@ -45,17 +45,20 @@ def _row(video_id: str, domain: str, task: str, order: list[int]) -> dict:
     }
 
 
-@pytest.fixture()
-def build_dir(tmp_path: Path) -> Path:
+def _build(root: Path, videos: dict[str, tuple[str, str, list[int]]]) -> Path:
     """A build folder holding only what scoring reads: text shards, real schema, 2 shards."""
-    root = tmp_path / "splice"
     (root / sd.shard_dir("text")).mkdir(parents=True)
     schema = sd.features("text").arrow_schema
-    rows = [_row(v, *info) for v, info in VIDEOS.items()]
+    rows = [_row(v, *info) for v, info in videos.items()]
     for i, part in enumerate((rows[:2], rows[2:])):
         table = pa.Table.from_pylist(part, schema=schema)
         pq.write_table(table, root / sd.shard_dir("text") / sd.shard_name(sd.SPLIT, i, 2))
     return root
+
+
+@pytest.fixture()
+def build_dir(tmp_path: Path) -> Path:
+    return _build(tmp_path / "splice", VIDEOS)
 
 
 def _write(path: Path, model: str, orders: dict[str, list[int] | None]) -> Path:
@@ -354,3 +357,27 @@ def test_report_reads_a_raw_only_csv_and_says_so(
     assert "| Model | Config not stated Binary |" in md
     assert "| vlm |  | 0 | 0 | 1 | 0 | 0 | 4 |" in md  # coverage: 4 orders read from raw_output
     assert (out / "accuracy_by_domain_config_not_stated.png").is_file()
+
+
+def test_groups_num_clips_rows_are_sorted_numerically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows came in the order of first appearance (2, 4, 5, 3, 6, 7; issue 21, wall 7)."""
+    counts = (2, 4, 5, 3, 6, 7, 10)
+    videos = {f"v{i}": ("Dish", f"T{n}", list(range(1, n + 1))) for i, n in enumerate(counts)}
+    build = _build(tmp_path / "splice", videos)
+    preds = _write(tmp_path / "p.jsonl", "m", {v: info[2] for v, info in videos.items()})
+    out_json = tmp_path / "s.json"
+    cmd = ["score", str(preds), "--data", str(build), "--groups", "num_clips", "task"]
+    assert main([*cmd, "--random-baseline", "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out
+
+    def first_column(title: str) -> list[str]:  # the table's rows, under header and rule
+        table = printed.split(f"p.jsonl:m/text by {title}")[1].split("\n\n")[0]
+        return [line.split()[0] for line in table.splitlines()[2:]]
+
+    assert first_column("num_clips") == [str(n) for n in sorted(counts)]
+    assert first_column("task") == sorted(f"T{n}" for n in counts)
+    (run,) = json.loads(out_json.read_text())["runs"]
+    assert list(run["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]
+    assert list(run["random_baseline"]["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]
