@@ -382,5 +382,6 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
         cmd = ["score", str(samples), "--data", str(demo_build), "--json", str(scores)]
         assert splice_main(cmd) == 0
         (run,) = json.loads(scores.read_text())["runs"]
+        assert run["config"] == TASKS[task]  # the task's record names its config
         assert run["binary_accuracy"] == pytest.approx(results[task]["binary_accuracy,none"])
         assert run["invalid_rate"] == pytest.approx(results[task]["invalid_rate,none"])
