@@ -13,7 +13,13 @@ from splice_build.errors import require
 
 from .annotate import HUMAN_MODEL
 
-CONFIG_TITLES = {"video": "Vision Only", "video_text": "Vision+Text", "text": "Text"}
+# "": a file that does not say its config (another tool's; see predictions.iter_predictions)
+CONFIG_TITLES = {
+    "video": "Vision Only",
+    "video_text": "Vision+Text",
+    "text": "Text",
+    "": "Config not stated",
+}
 RANDOM_ROW = "Random (exact)"
 
 

@@ -26,20 +26,26 @@ between; ``order`` is parsed from the whole answer before the cap.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from splice_build.errors import UserError, read_text
+from splice_dataset import CONFIGS
 
-REQUIRED = ("video_id", "config", "model", "raw_output", "order")
+FIELDS = ("video_id", "config", "model", "raw_output", "order")  # the rest is `extra`
 METADATA_KEY = "splice_metadata"
 # Metadata that may differ between runs appending to one file: where the server was and
 # which release asked do not change what the answers mean; everything else does.
 VOLATILE_METADATA = frozenset({"endpoint", "splice_version", "created"})
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output
+_CAP_WORDS = "characters cut by splice: raw_output keeps"
+_CAP_MARKER = re.compile(rf"\n\[\.\.\. \d+ {_CAP_WORDS} \d+ from each end \.\.\.\]\n")
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def cap_raw_output(text: str | None, keep: int = RAW_OUTPUT_KEEP) -> tuple[str |
     if text is None or len(text) <= 2 * keep:
         return text, 0
     cut = len(text) - 2 * keep
-    marker = f"\n[... {cut} characters cut by splice: raw_output keeps {keep} from each end ...]\n"
+    marker = f"\n[... {cut} {_CAP_WORDS} {keep} from each end ...]\n"
     return text[:keep] + marker + text[-keep:], cut
 
 
@@ -110,10 +116,12 @@ _SHOWN_FIRST = {"producer": 0, "model": 1, "config": 2, "endpoint": 3}
 def read_metadata(path: str | Path) -> dict[str, Any] | None:
     """The file's metadata line, or None when it has none."""
     path = Path(path)
-    for line in read_text(path, "prediction file").split("\n"):
-        if line.strip():
-            return _metadata_of(line, path)
-    return None
+    return _metadata_in(read_text(path, "prediction file"), path)
+
+
+def _metadata_in(text: str, path: Path) -> dict[str, Any] | None:
+    line = next((line for line in text.split("\n") if line.strip()), "")
+    return _metadata_of(line, path)
 
 
 def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
@@ -131,16 +139,37 @@ def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
 
 
 def read_predictions(path: str | Path) -> list[Prediction]:
-    """Read a JSONL prediction file; a bad line raises naming the file and line number."""
+    """Read a prediction file (JSONL or CSV, see ``iter_predictions``); a bad line raises
+    naming the file and line number."""
     return list(iter_predictions(path))
 
 
 def iter_predictions(path: str | Path) -> Iterator[Prediction]:
-    """The predictions of a file (its metadata line skipped; see ``read_metadata``)."""
+    """The predictions of a file (its metadata line skipped; see ``read_metadata``).
+
+    Besides this module's own format, what other tools write is read as it stands: only
+    ``video_id`` and one of ``order`` / ``raw_output`` are needed (``model`` defaults to
+    the metadata's, else the file's stem; ``config`` to the metadata's, else "" for not
+    stated). A ``.csv`` file has a header row with those column names (``prediction``,
+    VLMEvalKit's answer column, stands for ``raw_output``; an ``order`` cell is a JSON
+    list or numbers separated by commas or spaces, empty for none). A JSONL line of
+    lmms-eval's ``--log_samples`` is read through the record our task logs under each
+    metric's name. A file whose rows hold no order is read by ``scoring`` with the metric's
+    ``parse_order``.
+    """
     path = Path(path)
+    text = read_text(path, "prediction file")
+    metadata = _metadata_in(text, path) if path.suffix.lower() != ".csv" else None
+    defaults = {"model": path.stem, "config": "", **(metadata or {})}
+    rows = _csv_rows(text, path) if path.suffix.lower() == ".csv" else _json_rows(text, path)
+    for lineno, data in rows:
+        yield _prediction(data, f"{path}:{lineno}", defaults)
+
+
+def _json_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     # split on "\n" only: raw_output may hold U+2028 and other line breaks of str.splitlines
     first = True
-    for lineno, line in enumerate(read_text(path, "prediction file").split("\n"), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         if first and _metadata_of(line, path) is not None:
@@ -155,23 +184,74 @@ def iter_predictions(path: str | Path) -> Iterator[Prediction]:
             raise UserError(f"{path}:{lineno}: expected a JSON object")
         if METADATA_KEY in data:
             raise UserError(f"{path}:{lineno}: a metadata line belongs on the first line")
-        missing = [k for k in REQUIRED if k not in data]
-        if missing:
-            raise UserError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-        order = data["order"]
-        if order is not None and not (
-            isinstance(order, list)
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
-        ):
-            raise UserError(f"{path}:{lineno}: field 'order' must be a list of ints or null")
-        yield Prediction(
-            video_id=str(data["video_id"]),
-            config=str(data["config"]),
-            model=str(data["model"]),
-            raw_output=data["raw_output"],
-            order=order,
-            extra={k: v for k, v in data.items() if k not in REQUIRED},
-        )
+        yield lineno, _lmms_record(data)
+
+
+def _lmms_record(data: dict[str, Any]) -> dict[str, Any]:
+    """An lmms-eval sample line as our row: the record ``process_results`` logs under each
+    metric's name holds the video id, the raw answer and its order."""
+    if "video_id" in data or "doc_id" not in data:
+        return data
+    records = [v for v in data.values() if isinstance(v, dict) and "video_id" in v]
+    return {k: v for k, v in records[0].items() if k != "reference"} if records else data
+
+
+def _csv_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    for row in reader:
+        if any(value for value in row.values()):
+            cells = {k.strip(): v or None for k, v in row.items() if k}
+            # an empty answer cell is a null answer; other empty cells are not given
+            data = {k: v for k, v in cells.items() if v is not None or k in _ANSWER_COLUMNS}
+            if data.get("order") is not None:
+                data["order"] = _csv_order(data["order"], f"{path}:{reader.line_num}")
+            yield reader.line_num, data
+
+
+_ANSWER_COLUMNS = ("order", "raw_output", "prediction")
+_CSV_ORDER = re.compile(r"\[?\s*\d+(?:\s*[,\s]\s*\d+)*\s*\]?")
+
+
+def _csv_order(cell: str, where: str) -> list[int]:
+    if not _CSV_ORDER.fullmatch(cell.strip()):
+        raise UserError(f"{where}: 'order' {cell!r} is not a list of numbers such as [3, 1, 2]")
+    return [int(x) for x in re.findall(r"\d+", cell)]
+
+
+def _prediction(data: dict[str, Any], where: str, defaults: dict[str, Any]) -> Prediction:
+    data = {
+        ("raw_output" if k == "prediction" and "raw_output" not in data else k): v
+        for k, v in data.items()
+    }
+    if "video_id" not in data:
+        raise UserError(f"{where}: missing field video_id")
+    if "order" not in data and "raw_output" not in data:
+        raise UserError(f"{where}: neither 'order' nor 'raw_output' given")
+    order, raw = data.get("order"), data.get("raw_output")
+    if order is not None and not (
+        isinstance(order, list)
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+    ):
+        raise UserError(f"{where}: field 'order' must be a list of ints or null")
+    if raw is not None and not isinstance(raw, str):
+        raise UserError(f"{where}: field 'raw_output' must be text or null")
+    config = str(data.get("config", defaults["config"]))
+    if config and config not in CONFIGS:
+        raise UserError(f"{where}: config {config!r} is not a SPLICE config ({', '.join(CONFIGS)})")
+    return Prediction(
+        video_id=str(data["video_id"]),
+        config=config,
+        model=str(data.get("model", defaults["model"])),
+        raw_output=raw,
+        order=order,
+        extra={k: v for k, v in data.items() if k not in FIELDS},
+    )
+
+
+def is_capped(raw_output: str) -> bool:
+    """Whether ``cap_raw_output`` cut this text: its middle is gone, so it is no answer to
+    parse again (the order was parsed from the whole answer when it was stored)."""
+    return _CAP_MARKER.search(raw_output) is not None
 
 
 def write_predictions(

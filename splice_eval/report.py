@@ -167,6 +167,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 "model": run.model,
                 "config": run.config,
                 **invalid_counts(run, references).as_dict(),
+                "orders_from_raw": run.from_raw.rows,
                 "sources": [asdict(source) for source in run.sources],
                 "extra_videos": len(run.not_in(references)),
                 "overall": {
@@ -261,7 +262,9 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "",
         "Every kind is scored as an invalid prediction: no prediction for a video "
         "(missing), a request that failed (errors), an answer with no readable order "
-        "(unparsed), an order read that is not a permutation of the clips (invalid).",
+        "(unparsed), an order read that is not a permutation of the clips (invalid). Rows "
+        "given without an order had it read from their raw_output by the metric's "
+        "`parse_order` (last column).",
         "",
         _coverage_table(runs),
         "",
@@ -315,8 +318,17 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
 
 
 def _coverage_table(runs: Sequence[dict]) -> str:
-    head = ("Model", "Config", "missing", "errors", "unparsed", "invalid", "not in build")
-    kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos")
+    head = (
+        "Model",
+        "Config",
+        "missing",
+        "errors",
+        "unparsed",
+        "invalid",
+        "not in build",
+        "order read from raw_output",
+    )
+    kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos", "orders_from_raw")
     rows = [[r["model"], r["config"], *(str(r[k]) for k in kinds)] for r in runs]
     return markdown_table(head, rows)
 
@@ -419,7 +431,7 @@ def write_report(
         figures["clips"] = plot_by_clips(report, out / "accuracy_by_clips.png").name
         for config in _configs(report["runs"]):
             for what in ("domain", "duration"):
-                name = f"accuracy_by_{what}_{config}.png"
+                name = f"accuracy_by_{what}_{config or 'config_not_stated'}.png"
                 plot_by_key(report, what, config, out / name)
                 figures[f"{what}:{config}"] = name
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
@@ -432,7 +444,7 @@ def write_report(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, nargs="+", help="prediction JSONL files")
+    parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
     parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
 

@@ -45,6 +45,7 @@ from splice_eval.predictions import project_version
 from splice_eval.redact import RedactingFilter, Redactor, public_url
 from splice_eval.resume import is_answered
 from splice_eval.sampling import FrameSpec
+from splice_eval.score import format_table
 
 log = logging.getLogger("splice.run")
 
@@ -302,14 +303,30 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     )
     for video_id, error in list(stats.errors_by_video.items())[:10]:
         print(f"  {video_id}: {redactor.text(error)}", file=sys.stderr)
-    scores = (
-        scoring.score_run(scoring.Run.of(predictions), references, random_baseline=True)
-        if references
-        else {}
-    )
-    report = {"model": args.model, "config": args.config, "scores": scores}
-    print(json.dumps(report, indent=2, default=_jsonable))
+    if references:
+        run = scoring.Run.of(predictions, model=args.model, config=args.config)
+        scores = scoring.score_run(run, references, random_baseline=True)
+        print(summarize(run, scores, args.out, args.data))
     return 1 if stats.errors else 0
+
+
+def scores_path(out: Path) -> Path:
+    """Where ``splice run`` writes a run's scores: beside its prediction file."""
+    return out.with_name(out.stem + ".scores.json")
+
+
+def summarize(run: scoring.Run, scores: dict[str, Any], out: Path, data: Path) -> str:
+    """The run's scores in full to ``scores_path(out)``, and a few lines for the terminal:
+    the run against the random expectation, and where the rest is."""
+    path = scores_path(out)
+    report = {"model": run.model, "config": run.config, "scores": scores}
+    path.write_text(json.dumps(report, indent=2, default=_jsonable) + "\n", encoding="utf-8")
+    rows = [(f"{out.name}:{run.model}/{run.config}", scores)]
+    rows.append(("random (expected)", scores["random_baseline"]))
+    return (
+        f"{format_table('run', rows)}\n\nall scores: {path} (by number of clips, random "
+        f"baseline)\nby domain: splice score {out} --data {data} --groups domain"
+    )
 
 
 def _jsonable(value: Any) -> Any:

@@ -20,7 +20,7 @@ from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
-from splice_eval.scoring import Run, invalid_counts
+from splice_eval.scoring import OrdersFromRaw, Run, invalid_counts
 from splice_eval.scoring import read_runs as read_runs_of
 from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
@@ -68,8 +68,8 @@ def read_answers(build_dir: str | Path) -> Answers:
 
 
 def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
-    """Runs of the prediction files, one per (file, model, config); an unknown video or a
-    file without predictions raises naming the file."""
+    """Runs of the prediction files, one per (file, model, config); an unknown video raises
+    naming the file."""
     runs = read_runs_of(paths, per_file=True)
     for run in runs:
         unknown = run.not_in(answers.references)
@@ -79,9 +79,6 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
                 f"{run.sources[0].file}: video {vid!r} (model {run.model!r}, config "
                 f"{run.config!r}) is not in the build"
             )
-    for path in map(str, paths):
-        if not any(run.sources[0].file == path for run in runs):
-            raise UserError(f"{path}: no predictions")
     return runs
 
 
@@ -101,15 +98,15 @@ def score_run(
     }
     result = score_against(run, answers.references, **options)
     result |= invalid_counts(run, answers.references).as_dict()
+    result["orders_from_raw"] = run.from_raw.as_dict()
     if groups:
         result["by_group"] = {}
-        for column in groups:
+        for column in groups:  # rows sorted by label (the metric keeps first appearance)
             by = score_against(run, answers.references, groups=answers.columns[column], **options)
-            result["by_group"][column] = by["by_group"]
+            result["by_group"][column] = dict(sorted(by["by_group"].items()))
             if random_baseline:
-                result["random_baseline"].setdefault("by_group", {})[column] = by[
-                    "random_baseline"
-                ]["by_group"]
+                expected = dict(sorted(by["random_baseline"]["by_group"].items()))
+                result["random_baseline"].setdefault("by_group", {})[column] = expected
     source = run.sources[0]
     head = {"file": source.file, "model": run.model, "config": run.config}
     return {**head, "metadata": source.metadata, **result}
@@ -135,7 +132,7 @@ def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
-    rows = [(f"{Path(r['file']).name}:{r['model']}/{r['config']}", r) for r in results]
+    rows = [(f"{Path(r['file']).name}:{r['model']}/{r['config'] or '?'}", r) for r in results]
     if results and "random_baseline" in results[0]:
         rows.append(("random (expected)", results[0]["random_baseline"]))
     parts = [format_table("run", rows)]
@@ -150,6 +147,8 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
         found = [f"{count} {what}" for count, what in kinds if count]
         if found:
             lines.append("  scored as invalid: " + "; ".join(found))
+        if r["orders_from_raw"]["rows"]:
+            lines.append("  " + OrdersFromRaw(**r["orders_from_raw"]).describe())
         parts.append("\n".join(lines))
     for name, r in rows[: len(results)]:
         by_n = [(f"{n} clips", cell) for n, cell in r["by_num_clips"].items()]
@@ -161,7 +160,7 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", nargs="+", type=Path, help="prediction JSONL files")
+    parser.add_argument("predictions", nargs="+", type=Path, help="prediction files: JSONL or CSV")
     parser.add_argument("--data", required=True, type=Path, help="a SPLICE build folder")
     parser.add_argument(
         "--groups",

@@ -7,6 +7,11 @@ answer with no readable order, so a run that silently skipped hard videos cannot
 better than it is. Why answers are invalid is counted apart (``InvalidCounts``), in one
 place, so every command reports the same four kinds. All numbers come from
 ``splice_metric.score``.
+
+A row without an order (missing or null) is read from its ``raw_output`` with the
+metric's ``parse_order``, so a file of raw answers scores as its parsed orders would, and
+``OrdersFromRaw`` counts those rows so no command reads them silently. A capped raw output
+(``predictions.is_capped``) is not read again: its middle is gone.
 """
 
 from __future__ import annotations
@@ -18,7 +23,33 @@ from typing import Any
 
 import splice_metric
 from splice_build.errors import UserError
-from splice_eval.predictions import Prediction, read_metadata, read_predictions
+from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
+
+
+@dataclass(frozen=True)
+class OrdersFromRaw:
+    """Rows whose order was read from their raw output, and how many of them held one."""
+
+    rows: int = 0
+    readable: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"rows": self.rows, "readable": self.readable}
+
+    def describe(self) -> str:
+        return (
+            f"{self.rows} row(s) without an order: read from raw_output by parse_order "
+            f"({self.readable} readable)"
+        )
+
+
+def order_of(pred: Prediction) -> tuple[list[int] | None, bool]:
+    """The prediction's order, and whether it was read from its raw output just now."""
+    if pred.order is not None or not isinstance(pred.raw_output, str):
+        return pred.order, False
+    if is_capped(pred.raw_output):
+        return None, False
+    return splice_metric.parse_order(pred.raw_output), True
 
 
 @dataclass(frozen=True)
@@ -38,6 +69,7 @@ class Run:
     model: str = ""
     config: str = ""
     sources: tuple[Source, ...] = ()
+    from_raw: OrdersFromRaw = OrdersFromRaw()
 
     @classmethod
     def of(
@@ -48,16 +80,20 @@ class Run:
         sources: tuple[Source, ...] = (),
     ) -> Run:
         """The run of predictions of one model and config; a video predicted twice is
-        refused, as in a file."""
+        refused, as in a file. Rows without an order are read from their raw output."""
         orders: dict[str, list[int] | None] = {}
         errors = set()
+        from_raw = readable = 0
         for p in predictions:
             if p.video_id in orders:
                 raise ValueError(f"video {p.video_id!r} has two predictions")
-            orders[p.video_id] = p.order
+            orders[p.video_id], parsed = order_of(p)
+            from_raw += parsed
+            readable += parsed and orders[p.video_id] is not None
             if p.extra.get("error"):
                 errors.add(p.video_id)
-        return cls(orders, frozenset(errors), model, config, sources)
+        counted = OrdersFromRaw(from_raw, readable)
+        return cls(orders, frozenset(errors), model, config, sources, counted)
 
     def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
         """Videos the run predicts that the references do not hold, sorted."""
@@ -131,11 +167,14 @@ class _Group:
 def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
     """The runs in prediction files, in the order they first appear: one per (file, model,
     config) with ``per_file``, else one per (model, config) across files. A video predicted
-    twice within a run raises, naming the file."""
+    twice within a run, or a file without predictions, raises naming the file."""
     groups: dict[tuple[str, str, str], _Group] = {}
     for path in map(Path, paths):
         metadata = read_metadata(path)
-        for pred in read_predictions(path):
+        predictions = read_predictions(path)
+        if not predictions:
+            raise UserError(f"{path}: no predictions")
+        for pred in predictions:
             key = (str(path) if per_file else "", pred.model, pred.config)
             group = groups.setdefault(key, _Group())
             if pred.video_id in group.seen:

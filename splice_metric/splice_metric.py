@@ -135,13 +135,12 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 # --- parse_order -------------------------------------------------------------------------
 
 _TAG = re.compile(r"<\s*/?\s*order\s*>", re.IGNORECASE)
-_REFERENCE = re.compile(
-    r"(?<![a-z0-9])(?:random_part|video|clip|part|segment)[\s_#:.-]*(\d+|[a-z])(?![a-z0-9])",
-    re.IGNORECASE,
-)
-_SEPARATORS = re.compile(r"(?:->|=>|→|⟶|➔|>|,|;|\||\s)+")
+_CLIP_WORD = r"(?:random_part|video|clip|part|segment)[\s_#:.-]*"
+_REFERENCE = re.compile(rf"(?<![a-z0-9]){_CLIP_WORD}(\d+|[a-z])(?![a-z0-9])", re.IGNORECASE)
+# a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
+_SEPARATORS = re.compile(r"(?:->|=>|→|⟶|➔|>|,|;|\||\s|(?<=[\w\s])[-–—](?=[\w\s]))+")
 _BRACKETS = re.compile(r"[\[\](){}\"'`*]")
-_FILLER = frozenset({"then", "and", "finally", "next"})
+_FILLER = frozenset({"then", "and", "finally", "next", "first"})
 _LINE_START = re.compile(r"^[\s\-*•>#]*(\d+|[a-z])(?![a-z0-9.])", re.IGNORECASE)
 
 
@@ -156,8 +155,8 @@ def parse_order(text: str | None) -> list[int] | None:
     numbers or letters (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c, a, b`` with a = 1), then lines
     that start with a label (``Video 2 - [label]``, ``2 - cut the oranges``). Letters count
     only when they are among the first k letters of a k-label answer. Text without tags
-    must be JSON, such a sequence or list on its own (or after the last colon of its last
-    line), or name each clip exactly once.
+    must be JSON, such a sequence or list on its own, state its order last (``The correct
+    order is: Video 3, Video 1, Video 2.``, ``Final answer: 3-1-2``), or name each clip once.
 
     JSON answers, bare or in a code fence: an object anywhere in the text whose
     ``order`` (at any depth) is a list of labels (``[2, 3, 1]``, ``["Video 2", ...]``)
@@ -191,24 +190,31 @@ def _parse_block(block: str, *, tagged: bool) -> list[int] | None:
     if tagged:
         attempts = (_from_json, _from_references, _from_sequence, _from_lines)
     else:  # untagged text is read more warily (see parse_order)
-        attempts = (_from_json, _from_sequence, _from_lines, _after_colon, _naming_each_once)
+        once = functools.partial(_from_references, each_once=True)
+        attempts = (_from_json, _from_sequence, _from_lines, _final_statement, once)
     return next(filter(None, (attempt(block) for attempt in attempts)), None)
 
 
-def _after_colon(block: str) -> list[int] | None:
-    last = [line for line in block.splitlines() if line.strip()][-1:]
-    return _from_sequence(last[0].rsplit(":", 1)[1]) if last and ":" in last[0] else None
+_CUE = re.compile(r"\b(?:order|answer|sequence)\b[^.:\n]{0,40}?(?:\bis\b|\bbe\b|:)|:", re.I)
+_LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
 
 
-def _naming_each_once(block: str) -> list[int] | None:
-    order = _from_references(block)
-    return order if order and len(set(order)) == len(order) else None
+def _final_statement(block: str) -> list[int] | None:
+    """The last order stated after a cue ("the order is", "answer:", ":") to the end of its
+    sentence (not starting with a label: a remark), if a permutation no "final" one denies."""
+    stated = []  # (called final?, the order read)
+    for cue in _CUE.finditer(block):
+        text = re.split(r"[.!?](?=\s|$)|\n", block[cue.end() :], maxsplit=1)[0]
+        if re.match(_LABEL_FIRST, text, re.I):
+            final = "final" in block[max(0, cue.start() - 12) : cue.end()].lower()
+            stated.append((final, _from_sequence(_REFERENCE.sub(r" \1 ", text))))
+    order = stated[-1][1] if stated else None
+    settled = order and len(order) > 1 and all(got == order for final, got in stated if final)
+    return order if settled and sorted(order) == list(range(1, len(order) + 1)) else None
 
 
 _FENCE = re.compile(r"```[ \t]*(?:json|javascript|js)?[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
-_JSON_ITEM = re.compile(
-    r"\s*(?:(?:random_part|video|clip|part|segment)[\s_#:.-]*)?(\d+|[a-z])\s*", re.IGNORECASE
-)
+_JSON_ITEM = re.compile(rf"\s*(?:{_CLIP_WORD})?(\d+|[a-z])\s*", re.IGNORECASE)
 _JSON_MAX_OBJECTS = 200  # objects tried per answer, from its end: bounds the cost of junk
 _JSON_MAX_DEPTH = 3
 _DECODER = json.JSONDecoder()
@@ -218,9 +224,8 @@ def _from_json(block: str) -> list[int] | None:
     """The order of the last JSON value in the block that holds one (see parse_order)."""
     if "{" not in block and "[" not in block:
         return None
-    found: list[Any] = []
-    wholes = [block, *(m.group(1) for m in _FENCE.finditer(block))]
-    for whole in wholes:  # a bare list counts only as the whole answer or fence
+    found: list[Any] = []  # a bare list counts only as the whole answer or a whole fence
+    for whole in [block, *(m.group(1) for m in _FENCE.finditer(block))]:
         with contextlib.suppress(ValueError):
             found.append(json.loads(whole))
     starts = [m.start() for m in re.finditer(r"\{", block)][-_JSON_MAX_OBJECTS:]
@@ -260,29 +265,24 @@ def _json_labels(items: list[Any]) -> list[int] | None:
     return _same_kind(tokens)
 
 
-def _label_of(token: str) -> int:
-    return int(token) if token.isdigit() else ord(token.lower()) - ord("a") + 1
-
-
 def _same_kind(tokens: list[str]) -> list[int] | None:
     """Labels when the tokens are all numbers, or all letters among the first len(tokens)
     letters (so an echoed placeholder "Video X, Video Y" is not read as 24, 25)."""
     if tokens and all(t.isdigit() for t in tokens):
-        return [_label_of(t) for t in tokens]
-    if tokens and all(t.isalpha() for t in tokens):
-        labels = [_label_of(t) for t in tokens]
-        return labels if max(labels) <= len(labels) else None
-    return None
+        return [int(t) for t in tokens]
+    labels = [ord(t.lower()) - ord("a") + 1 for t in tokens if t.isalpha()]
+    return labels if tokens and len(labels) == len(tokens) >= max(labels) else None
 
 
-def _from_references(block: str) -> list[int] | None:
+def _from_references(block: str, each_once: bool = False) -> list[int] | None:
     found = [m.group(1) for m in _REFERENCE.finditer(block)]
-    return _same_kind([t for t in found if t.isdigit()] or found)
+    order = _same_kind([t for t in found if t.isdigit()] or found)
+    return None if each_once and order and len(set(order)) < len(order) else order
 
 
 def _from_sequence(block: str) -> list[int] | None:
-    tokens = [t for t in _SEPARATORS.split(_BRACKETS.sub(" ", block)) if t]
-    tokens = [t for t in tokens if t.lower() not in _FILLER]
+    tokens = _SEPARATORS.split(_BRACKETS.sub(" ", block))
+    tokens = [t for t in tokens if t and t.lower() not in _FILLER]
     readable = all(t.isdecimal() or (len(t) == 1 and t.isascii() and t.isalpha()) for t in tokens)
     return _same_kind(tokens) if readable else None
 

@@ -22,6 +22,7 @@ import yaml
 
 import splice_dataset as schema
 import splice_metric
+from splice_build.cli import main as splice_main
 from splice_eval import prompts
 from splice_eval.builddata import iter_rows, read_meta
 from tests.side_venvs import side_venv_python
@@ -73,7 +74,10 @@ def docs(build: Path, config: str, utils) -> list[dict]:
 
 def test_task_yaml_is_complete(utils):
     group = yaml.load((TASK_DIR / "splice.yaml").read_text(), Loader=_Loader)
+    aggregates = group.pop("aggregate_metric_list")  # the group's own row: every metric
     assert group == {"group": "splice", "task": list(TASKS)}
+    assert [a["metric"] for a in aggregates] == list(splice_metric.RATES)
+    assert all(a["weight_by_size"] is True for a in aggregates)
     for task, config in TASKS.items():
         cfg = load_task_yaml(TASK_DIR / f"{task}.yaml")
         assert cfg["task"] == task and cfg["dataset_name"] == config
@@ -337,3 +341,47 @@ def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
         rows = [cells for cells in table if cells[:1] == [task] and name in cells]
         assert len(rows) == 1 and f"{expected[name]:.4f}" in rows[0], (name, proc.stdout[-3000:])
     assert 0 < expected["invalid_rate"] <= 1
+
+
+def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
+    """``--tasks splice`` prints a ``splice`` row per metric (it had none: issue 21, wall 7):
+    the size-weighted mean of the three configs' scores, which for these means over examples
+    is the metric over all the answers pooled. Its ``--log_samples`` files are prediction
+    files ``splice score`` reads as they are, to the same numbers."""
+    out = tmp_path / "out"
+    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", "splice"]
+    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
+    command += ["--output_path", str(out), "--model_args", "response=Video 2 -> Video 1"]
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=lmms_env(demo_build, tmp_path),
+        timeout=1800,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, (proc.stdout + proc.stderr)[
+        -4000:
+    ]
+    (results_file,) = out.rglob("*_results.json")
+    results = json.loads(results_file.read_text(encoding="utf-8"))["results"]
+    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines()]
+    meta = read_meta(demo_build)
+    answer = splice_metric.parse_order("Video 2 -> Video 1")
+    pooled = splice_metric.score(
+        [answer] * (3 * len(meta)), [list(meta[v].order) for v in sorted(meta)] * 3
+    )
+    for name in splice_metric.RATES:
+        assert results["splice"][f"{name},none"] == pytest.approx(pooled[name]), name
+        # the row, in lmms-eval's results table and again in its groups table
+        rows = [cells for cells in table if cells[:1] == ["splice"] and name in cells]
+        assert rows and all(f"{pooled[name]:.4f}" in row for row in rows), proc.stdout[-3000:]
+    for task in TASKS:  # lmms-eval's own sample log, scored by `splice score`
+        (samples,) = out.rglob(f"*_samples_{task}.jsonl")
+        scores = tmp_path / f"{task}.json"
+        cmd = ["score", str(samples), "--data", str(demo_build), "--json", str(scores)]
+        assert splice_main(cmd) == 0
+        (run,) = json.loads(scores.read_text())["runs"]
+        assert run["config"] == TASKS[task]  # the task's record names its config
+        assert run["binary_accuracy"] == pytest.approx(results[task]["binary_accuracy,none"])
+        assert run["invalid_rate"] == pytest.approx(results[task]["invalid_rate,none"])

@@ -118,3 +118,72 @@ def test_unparseable_is_none(text: str) -> None:
 @pytest.mark.parametrize("value", [None, 3, [1, 2], b"<order>1, 2</order>"])
 def test_non_text_is_none(value: object) -> None:
     assert parse_order(value) is None  # type: ignore[arg-type]
+
+
+# --- answers as models really give them (issue 20, defect 6): reasoning, then the final order
+
+REASONING = (
+    "Let me look at each clip. Video 1 shows the tire being lifted off the car. Video 2 shows "
+    "the new tire being tightened. Video 3 shows the car being jacked up, which must come "
+    "first. After Video 3, Video 1 removes the old tire, and Video 2 finishes the job.\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (REASONING + "The correct order is: Video 3, Video 1, Video 2.", [3, 1, 2]),
+        (REASONING + "The correct order is Video 3, Video 1, Video 2. I am confident.", [3, 1, 2]),
+        (REASONING + "So the order is Video 3 -> Video 1 -> Video 2", [3, 1, 2]),
+        (REASONING + "Therefore, the answer is: **Video 3, Video 1, Video 2**", [3, 1, 2]),
+        (REASONING + "Final answer: 3-1-2", [3, 1, 2]),
+        (REASONING + "Final answer: 3 - 1 - 2.", [3, 1, 2]),
+        (REASONING + "The chronological sequence is 3, 1, 2.", [3, 1, 2]),
+        (
+            REASONING + "The order should be: first Video 3, then Video 1, and finally Video 2.",
+            [3, 1, 2],
+        ),
+        (REASONING + "Answer: [3, 1, 2]", [3, 1, 2]),
+        (REASONING + "The correct order is: Clip 3, Clip 1, Clip 2, Clip 4.", [3, 1, 2, 4]),
+        (REASONING + "The order is: c, a, b", [3, 1, 2]),
+        # a stated order followed by a remark that states none
+        (
+            REASONING + "The correct order is 3, 1, 2. This order is consistent with the task.",
+            [3, 1, 2],
+        ),
+        # the last stated order counts (reasoning often tries one first)
+        ("At first the order seems to be 1, 2, 3. Looking again, the order is 3, 1, 2.", [3, 1, 2]),
+        # the tags still win over everything around them
+        (REASONING + "The order is 1, 2, 3. <order>Video 3, Video 1, Video 2</order>", [3, 1, 2]),
+        ("<order>Video 2, Video 1</order>\nFinal answer: 1-2", [2, 1]),
+        ("<order>3-1-2</order>", [3, 1, 2]),
+        # bare forms
+        ("Video 2 -> Video 1 -> Video 3", [2, 1, 3]),
+        ("3, 1, 2", [3, 1, 2]),
+        ("3-1-2", [3, 1, 2]),
+        ("Final answer: 3-1-2", [3, 1, 2]),
+    ],
+)
+def test_reads_the_final_stated_order(text: str, expected: list[int]) -> None:
+    assert parse_order(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # two different final orders
+        REASONING + "Final answer: 3, 1, 2\nFinal answer: 1, 3, 2",
+        REASONING + "The final order is 3, 1, 2. Actually, the order is 1, 3, 2.",
+        REASONING + "The order is either 3, 1, 2 or 1, 3, 2.",
+        REASONING + "The answer is 3-1-2, though 1-3-2 is also possible.",
+        # a list that is not a permutation
+        REASONING + "The correct order is: Video 3, Video 1, Video 3.",
+        REASONING + "Final answer: 3-1-4",
+        REASONING + "The order is 1.",
+        # no order stated at all
+        REASONING + "The order is hard to tell from these clips.",
+        "Step 2: cut 3 oranges. Step 1: wash them.",
+    ],
+)
+def test_ambiguous_final_orders_stay_unparsed(text: str) -> None:
+    assert parse_order(text) is None

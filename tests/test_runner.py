@@ -345,6 +345,11 @@ def oracle(rows: list[dict], wrong: set[str] = frozenset()):
     return script
 
 
+def run_scores(out: Path) -> dict:
+    """The scores ``splice run`` writes beside its prediction file."""
+    return json.loads(out.with_name(out.stem + ".scores.json").read_text())["scores"]
+
+
 def cli(argv: list[str]) -> int:
     return splice_main(["run", *argv])
 
@@ -376,8 +381,16 @@ def test_cli_text_config_scores_and_resumes(demo_build, tmp_path, capsys, caplog
         assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in server.requests)
         assert len(server.requests) > len(rows)  # some rows needed a retry
     captured = capsys.readouterr()
-    report = json.loads(captured.out)
-    scores = report["scores"]
+    scores = run_scores(out)
+    # a short summary on stdout that points to the file (it printed ~160 lines of JSON)
+    summary = captured.out.strip().splitlines()
+    assert len(summary) <= 8, captured.out
+    assert (
+        summary[0].split()[:2] == ["run", "n"] and summary[2].split()[0] == "text.jsonl:oracle/text"
+    )
+    assert f"{len(rows)}" == summary[2].split()[1]
+    assert summary[3].startswith("random (expected)")
+    assert f"all scores: {out.with_name('text.scores.json')}" in captured.out
     assert scores["count"] == len(rows)
     assert scores["binary_accuracy"] == pytest.approx((len(rows) - 1) / len(rows))
     assert scores["invalid_rate"] == pytest.approx(1 / len(rows))
@@ -397,7 +410,7 @@ def test_cli_text_config_scores_and_resumes(demo_build, tmp_path, capsys, caplog
         argv[1] = server.url
         assert cli(argv) == 0
         assert server.requests == []
-    assert json.loads(capsys.readouterr().out)["scores"] == scores
+    assert run_scores(out) == scores
 
 
 def test_cli_video_items_carry_the_clip_bytes(demo_build, tmp_path, capsys):
@@ -416,7 +429,7 @@ def test_cli_video_items_carry_the_clip_bytes(demo_build, tmp_path, capsys):
             assert prompt_text(request).count("Video ") >= n
             assert f"split into {n} clips" in prompt_text(request)
             assert all(v["video_url"]["url"].startswith("data:video/mp4;base64,") for v in videos)
-    scores = json.loads(capsys.readouterr().out)["scores"]
+    scores = run_scores(out)
     assert scores["count"] == 2 and scores["binary_accuracy"] == 1.0
 
 
@@ -447,7 +460,7 @@ def test_cli_images_sample_frames(demo_build, tmp_path, capsys):
     (pred,) = read_predictions(out)
     assert pred.order == list(range(1, n + 1))
     expected = float(pred.order == list(rows[0][schema.ANSWER]["order"]))
-    assert json.loads(capsys.readouterr().out)["scores"]["binary_accuracy"] == expected
+    assert run_scores(out)["binary_accuracy"] == expected
 
 
 def test_cli_stops_on_auth_error_and_reports_errors(demo_build, tmp_path, capsys, monkeypatch):
@@ -471,7 +484,7 @@ def test_cli_stops_on_auth_error_and_reports_errors(demo_build, tmp_path, capsys
     assert code == 1  # rows left unanswered: a rerun will retry them
     captured = capsys.readouterr()
     assert "2 errors" in captured.err and SECRET not in captured.err + captured.out
-    assert json.loads(captured.out)["scores"]["invalid_rate"] == 1.0
+    assert run_scores(out)["invalid_rate"] == 1.0
 
 
 def test_cli_rejects_bad_options(demo_build, tmp_path, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import splice_dataset as sd
 from splice_build.cli import main
 from splice_eval import prompts
 from splice_eval.predictions import Prediction, write_predictions
-from splice_metric import score
+from splice_metric import RATES, score
 
 # video_id -> (domain, task, chronological order of the shuffled clip labels)
 VIDEOS = {
@@ -44,17 +45,20 @@ def _row(video_id: str, domain: str, task: str, order: list[int]) -> dict:
     }
 
 
-@pytest.fixture()
-def build_dir(tmp_path: Path) -> Path:
+def _build(root: Path, videos: dict[str, tuple[str, str, list[int]]]) -> Path:
     """A build folder holding only what scoring reads: text shards, real schema, 2 shards."""
-    root = tmp_path / "splice"
     (root / sd.shard_dir("text")).mkdir(parents=True)
     schema = sd.features("text").arrow_schema
-    rows = [_row(v, *info) for v, info in VIDEOS.items()]
+    rows = [_row(v, *info) for v, info in videos.items()]
     for i, part in enumerate((rows[:2], rows[2:])):
         table = pa.Table.from_pylist(part, schema=schema)
         pq.write_table(table, root / sd.shard_dir("text") / sd.shard_name(sd.SPLIT, i, 2))
     return root
+
+
+@pytest.fixture()
+def build_dir(tmp_path: Path) -> Path:
+    return _build(tmp_path / "splice", VIDEOS)
 
 
 def _write(path: Path, model: str, orders: dict[str, list[int] | None]) -> Path:
@@ -205,3 +209,175 @@ def test_shard_without_a_needed_column_is_an_error_naming_it(
     preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
     assert main(["score", str(preds), "--data", str(build_dir)]) == 2
     assert f"{shard}: missing column(s) {sd.DOMAIN}" in capsys.readouterr().err
+
+
+# --- answers given as raw text only, minimal files (issue 20, defect 5) -------------------
+
+RAW = {  # what a model wrote, per video; the parsed orders below
+    "vid_a": "<order>Video 2, Video 1</order>",
+    "vid_b": "I think <order>Video 1, Video 3, Video 2</order>",
+    "vid_c": '{"order": [1, 3, 4, 2]}',
+    "vid_d": "I cannot tell.",
+}
+PARSED = {"vid_a": [2, 1], "vid_b": [1, 3, 2], "vid_c": [1, 3, 4, 2], "vid_d": None}
+METRIC_KEYS = ("count", "by_num_clips", "missing", "errors", "unparsed", "invalid")
+
+
+def _scores(path: Path, build_dir: Path, tmp_path: Path) -> tuple[dict, str]:
+    out_json = tmp_path / f"{path.name}.scores.json"
+    assert main(["score", str(path), "--data", str(build_dir), "--json", str(out_json)]) == 0
+    (run,) = json.loads(out_json.read_text())["runs"]
+    return run, run["file"]
+
+
+def _same_numbers(a: dict, b: dict) -> None:
+    for key in (*METRIC_KEYS, *RATES):
+        assert a[key] == b[key], key
+
+
+def test_null_order_with_raw_output_is_parsed_and_counted(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = [
+        Prediction(v, "text", "m", raw, None) for v, raw in RAW.items()
+    ]  # the issue's rows: "order": null beside a readable raw_output
+    nulls = write_predictions(tmp_path / "nulls.jsonl", full)
+    parsed = _write(tmp_path / "parsed.jsonl", "m", PARSED)
+    got, _ = _scores(nulls, build_dir, tmp_path)
+    printed = capsys.readouterr().out
+    want, _ = _scores(parsed, build_dir, tmp_path)
+    _same_numbers(got, want)
+    assert got["binary_accuracy"] == 0.5 and got["unparsed"] == 1
+    assert "4 row(s) without an order: read from raw_output by parse_order (3 readable)" in printed
+    assert got["orders_from_raw"] == {"rows": 4, "readable": 3}
+
+
+@pytest.mark.parametrize("form", ["jsonl", "csv"])
+def test_minimal_raw_only_file_gives_the_numbers_of_the_parsed_orders(
+    form: str, build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw_only = tmp_path / f"qwen_raw.{form}"
+    orders_only = tmp_path / f"qwen_orders.{form}"
+    if form == "jsonl":
+        raw_only.write_text(
+            "".join(json.dumps({"video_id": v, "raw_output": r}) + "\n" for v, r in RAW.items())
+        )
+        orders_only.write_text(
+            "".join(json.dumps({"video_id": v, "order": o}) + "\n" for v, o in PARSED.items())
+        )
+    else:  # VLMEvalKit's column name for the model's answer is "prediction"
+        with raw_only.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["video_id", "prediction"])
+            writer.writerows(RAW.items())
+        with orders_only.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["video_id", "order"])
+            writer.writerows((v, json.dumps(o) if o else "") for v, o in PARSED.items())
+    got, _ = _scores(raw_only, build_dir, tmp_path)
+    assert "4 row(s) without an order: read from raw_output" in capsys.readouterr().out
+    want, _ = _scores(orders_only, build_dir, tmp_path)
+    _same_numbers(got, want)
+    full, _ = _scores(_write(tmp_path / "full.jsonl", "m", PARSED), build_dir, tmp_path)
+    _same_numbers(got, full)
+    assert got["model"] == "qwen_raw"  # no model field: the file's name stands for it
+    assert got["config"] == ""
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            [
+                {"video_id": "vid_a", "config": "text", "model": "m", "order": [2, 1]},
+                {"video_id": "vid_b", "config": "videos", "model": "m", "order": [3, 1, 2]},
+            ],
+            "p.jsonl:2: config 'videos' is not a SPLICE config (video, video_text, text)",
+        ),
+        ([{"video_id": "vid_a"}], "p.jsonl:1: neither 'order' nor 'raw_output' given"),
+        ([{"order": [2, 1]}], "p.jsonl:1: missing field video_id"),
+    ],
+)
+def test_bad_rows_are_refused_naming_file_line_and_value(
+    lines: list[dict],
+    message: str,
+    build_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["score", str(path), "--data", str(build_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(message) and len(err.splitlines()) == 1
+
+
+def test_csv_with_a_bad_config_names_its_line(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text('video_id,config,order\nvid_a,text,"[2, 1]"\nvid_b,Video,"3 1 2"\n')
+    assert main(["score", str(path), "--data", str(build_dir)]) == 2
+    assert "p.csv:3: config 'Video' is not a SPLICE config" in capsys.readouterr().err
+
+
+def test_report_refuses_the_empty_file_score_refuses(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One reader: ``splice report`` used to drop the empty file silently (issue 21, wall 7)."""
+    good = _write(tmp_path / "good.jsonl", "m", PARSED)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    out = tmp_path / "report"
+    for cmd in (
+        ["score", str(good), str(empty)],
+        ["report", str(good), str(empty), "--out", str(out)],
+    ):
+        assert main([*cmd, "--data", str(build_dir)]) == 2
+        assert capsys.readouterr().err.strip().endswith("empty.jsonl: no predictions")
+
+
+def test_report_reads_a_raw_only_csv_and_says_so(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "vlm.csv"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows([("video_id", "prediction"), *RAW.items()])
+    out = tmp_path / "report"
+    assert main(["report", str(path), "--data", str(build_dir), "--out", str(out)]) == 0
+    (run,) = json.loads((out / "report.json").read_text())["runs"]
+    assert (run["model"], run["config"], run["orders_from_raw"], run["unparsed"]) == (
+        "vlm",
+        "",
+        4,
+        1,
+    )
+    assert run["overall"]["binary_accuracy"]["mean"] == 0.5
+    md = (out / "report.md").read_text()
+    assert "| Model | Config not stated Binary |" in md
+    assert "| vlm |  | 0 | 0 | 1 | 0 | 0 | 4 |" in md  # coverage: 4 orders read from raw_output
+    assert (out / "accuracy_by_domain_config_not_stated.png").is_file()
+
+
+def test_groups_num_clips_rows_are_sorted_numerically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows came in the order of first appearance (2, 4, 5, 3, 6, 7; issue 21, wall 7)."""
+    counts = (2, 4, 5, 3, 6, 7, 10)
+    videos = {f"v{i}": ("Dish", f"T{n}", list(range(1, n + 1))) for i, n in enumerate(counts)}
+    build = _build(tmp_path / "splice", videos)
+    preds = _write(tmp_path / "p.jsonl", "m", {v: info[2] for v, info in videos.items()})
+    out_json = tmp_path / "s.json"
+    cmd = ["score", str(preds), "--data", str(build), "--groups", "num_clips", "task"]
+    assert main([*cmd, "--random-baseline", "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out
+
+    def first_column(title: str) -> list[str]:  # the table's rows, under header and rule
+        table = printed.split(f"p.jsonl:m/text by {title}")[1].split("\n\n")[0]
+        return [line.split()[0] for line in table.splitlines()[2:]]
+
+    assert first_column("num_clips") == [str(n) for n in sorted(counts)]
+    assert first_column("task") == sorted(f"T{n}" for n in counts)
+    (run,) = json.loads(out_json.read_text())["runs"]
+    assert list(run["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]
+    assert list(run["random_baseline"]["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]

@@ -168,8 +168,9 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
     """One record per doc, under every metric's name: the metric needs all examples at
     once (for per-n breakdowns), so per-doc work is only parsing the answer."""
     raw = results[0] if results else None
-    record = {
+    record = {  # also a row of a prediction file: `splice score` reads --log_samples files
         "video_id": str(doc[schema.VIDEO_ID]),
+        "config": config_of(doc),
         "raw_output": raw,
         "order": splice_metric.parse_order(raw) if isinstance(raw, str) else None,
         "reference": list(doc[schema.ANSWER]["order"]),
