@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from splice_build.cli import main
 from splice_build.demo.run import demo_annotations_path
 from splice_build.running.pipeline import BuildConfig
 from splice_build.running.workdir import CUT_RECORD
@@ -153,3 +155,37 @@ def process_title(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+def readme_build(capsys, project: Path, *extra: str) -> tuple[int, str]:
+    """``splice build --annotations COIN.json --videos videos/ --out splice/`` (the README's
+    command) run in ``project`` in this process, with ``extra`` added or overriding; the
+    exit code and what it printed on stderr."""
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        code = main(["build", "--annotations", "COIN.json", "--videos", "videos/", "--out",
+                     "splice/", "--workers", "1", "--no-progress", *extra])  # fmt: skip
+    finally:
+        os.chdir(cwd)
+    return code, capsys.readouterr().err
+
+
+def one_line_error(code: int, err: str, *words: str) -> str:
+    """The user-error promise: exit 2 and one stderr line holding every one of ``words``."""
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], (word, err)
+    return lines[0]
+
+
+def cli_build(annotations: Path, videos: Path, out: Path) -> subprocess.CompletedProcess:
+    """``splice build`` as a user types it (one worker, no bar), which must exit 0."""
+    built = run_splice(
+        "build", "--annotations", annotations, "--videos", videos, "--out", out,
+        "--workers", "1", "--no-progress",
+    )  # fmt: skip
+    assert built.returncode == 0, (built.stdout, built.stderr)
+    return built

@@ -19,31 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.cli import main
 from splice_build.running.report import load_report
-from tests.build_helpers import subset_annotations, tree_digest
-
-
-def _build(capsys, project: Path, *argv: str) -> tuple[int, str]:
-    """``splice build --annotations COIN.json --videos videos/ --out splice/`` in ``project``
-    (the README's command), with ``argv`` added or overriding."""
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = main(["build", "--annotations", "COIN.json", "--videos", "videos/", "--out",
-                     "splice/", "--workers", "1", "--no-progress", *argv])  # fmt: skip
-    finally:
-        os.chdir(cwd)
-    return code, capsys.readouterr().err
-
-
-def _one_line(code: int, err: str, *words: str) -> str:
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], (word, err)
-    return lines[0]
+from tests.build_helpers import one_line_error, readme_build, subset_annotations, tree_digest
 
 
 def _project(tmp_path: Path, sources: Path, ids: list[str]) -> Path:
@@ -83,7 +60,7 @@ def test_the_readme_build_runs_right_after_the_demo(capsys, tmp_path, demo_build
     shutil.copytree(demo_build, project / "splice")
     shutil.copytree(demo_build.parent / "work", project / "splice-work")
     demo_files = tree_digest(project / "splice-work")
-    code, err = _build(capsys, project)
+    code, err = readme_build(capsys, project)
     assert code == 0, err
     assert load_report(project / "splice")["counts"]["included"] == 2
     after = tree_digest(project / "splice-work")
@@ -94,7 +71,7 @@ def test_a_work_folder_the_demo_did_not_write_is_still_refused(capsys, tmp_path,
     project = _project(tmp_path, sources, [])
     (project / "splice-work" / "cuts").mkdir(parents=True)
     (project / "splice-work" / "cuts" / "notes.txt").write_text("mine", "utf-8")
-    _one_line(*_build(capsys, project), "--work", "not a SPLICE work folder", "cuts")
+    one_line_error(*readme_build(capsys, project), "--work", "not a SPLICE work folder", "cuts")
     assert (project / "splice-work" / "cuts" / "notes.txt").read_text("utf-8") == "mine"
 
 
@@ -107,28 +84,30 @@ def test_a_full_disk_under_out_is_one_line_and_keeps_the_previous_build(
     project = _project(tmp_path, sources, demo_ids[:3])
     with _tmpfs(tmp_path / "disk", "size=12m") as disk:
         out = disk / "splice"
-        code, err = _build(capsys, project, "--out", str(out), "--work", "work", "--limit", "1")
+        code, err = readme_build(
+            capsys, project, "--out", str(out), "--work", "work", "--limit", "1"
+        )
         assert code == 0, err
         before = tree_digest(out)
         filler = disk / "filler.bin"
         with open(filler, "wb") as f:  # the disk full but for a little over the old build
             free = shutil.disk_usage(disk).free
             f.write(b"\0" * max(free - 200_000, 0))
-        line = _one_line(*_build(capsys, project, "--out", str(out), "--work", "work"),
-                         "--out", str(out), "space")  # fmt: skip
+        built = readme_build(capsys, project, "--out", str(out), "--work", "work")
+        line = one_line_error(*built, "--out", str(out), "space")
         assert "Traceback" not in line
         assert tree_digest(out) == before  # the previous build, as it was
         assert sorted(p.name for p in disk.iterdir()) == ["filler.bin", "splice"]
         filler.unlink()
-        code, err = _build(capsys, project, "--out", str(out), "--work", "work")
+        code, err = readme_build(capsys, project, "--out", str(out), "--work", "work")
         assert code == 0, err  # the cuts were kept: space freed, the same command works
 
 
 def test_a_read_only_parent_of_out_is_one_line(capsys, tmp_path, sources, demo_ids) -> None:
     project = _project(tmp_path, sources, demo_ids[:1])
     with _tmpfs(tmp_path / "ro", "size=1m,ro") as ro:
-        _one_line(*_build(capsys, project, "--out", str(ro / "splice"), "--work", "work"),
-                  "--out", str(ro), "read-only")  # fmt: skip
+        built = readme_build(capsys, project, "--out", str(ro / "splice"), "--work", "work")
+        one_line_error(*built, "--out", str(ro), "read-only")
     assert not (project / "work").exists()  # refused before any work
 
 
@@ -140,7 +119,7 @@ def test_a_file_name_that_is_not_utf8_skips_that_file_with_a_reason(
     subset_annotations(project, [good, other], "COIN.json")
     bad = os.fsdecode(b"\xff\xfe [" + other.encode() + b"].mp4")
     shutil.copy(sources / f"{other}.mp4", project / "videos" / bad)
-    code, err = _build(capsys, project)
+    code, err = readme_build(capsys, project)
     assert code == 0, err
     report = load_report(project / "splice")
     status = {v["video_id"]: (v["status"], v["reason"]) for v in report["videos"]}
@@ -156,7 +135,7 @@ def test_a_deeply_nested_annotation_file_is_one_line(capsys, tmp_path) -> None:
     (project / "videos").mkdir(parents=True)
     depth = 200_000
     (project / "COIN.json").write_text('{"database": ' + "[" * depth + "]" * depth + "}")
-    _one_line(*_build(capsys, project), "COIN.json", "nested")
+    one_line_error(*readme_build(capsys, project), "COIN.json", "nested")
     assert sorted(p.name for p in project.iterdir()) == ["COIN.json", "videos"]
 
 
@@ -167,7 +146,7 @@ def test_a_finished_out_follows_the_umask(capsys, tmp_path, sources, demo_ids) -
     project = _project(tmp_path, sources, demo_ids[:1])
     old = os.umask(0o022)
     try:
-        code, err = _build(capsys, project)
+        code, err = readme_build(capsys, project)
     finally:
         os.umask(old)
     assert code == 0, err
@@ -181,5 +160,5 @@ def test_a_finished_out_follows_the_umask(capsys, tmp_path, sources, demo_ids) -
 def test_a_build_of_no_video_leaves_no_work_folder(capsys, tmp_path, sources, demo_ids):
     project = _project(tmp_path, sources, [])
     subset_annotations(project, demo_ids[:2], "COIN.json")  # and no source for either
-    _one_line(*_build(capsys, project), "no video")
+    one_line_error(*readme_build(capsys, project), "no video")
     assert sorted(p.name for p in project.iterdir()) == ["COIN.json", "videos"]

@@ -21,19 +21,7 @@ import pytest
 from splice_build.cli import main
 from splice_build.running import ownership
 from splice_build.running.report import load_report
-from tests.build_helpers import subset_annotations
-
-
-def _build(capsys, project: Path, *extra: str) -> tuple[int, str]:
-    """``splice build`` as the README has it, run in ``project`` in this process."""
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = main(["build", "--annotations", "COIN.json", "--videos", "videos/", "--out",
-                     "splice/", "--workers", "1", "--no-progress", *extra])  # fmt: skip
-    finally:
-        os.chdir(cwd)
-    return code, capsys.readouterr().err
+from tests.build_helpers import readme_build, subset_annotations
 
 
 def _validates(capsys, out: Path) -> bool:
@@ -94,7 +82,7 @@ def test_a_kill_in_the_swap_then_a_failing_and_a_good_rerun_keep_a_complete_buil
         assert not out.exists()  # the instant the hook names: only the next run restores
 
     # A failing rerun restores first, says the truth, and deletes no complete copy.
-    code, err = _build(capsys, project, "--videos", "empty/")
+    code, err = readme_build(capsys, project, "--videos", "empty/")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "left as it was" in err, err
     assert _validates(capsys, out), f"the failing rerun after a kill at {point} lost out"
@@ -102,7 +90,7 @@ def test_a_kill_in_the_swap_then_a_failing_and_a_good_rerun_keep_a_complete_buil
     hidden = sorted(p.name for p in project.iterdir() if p.name.startswith("."))
     assert hidden == [], hidden  # leftovers of the killed build: only what it made, gone
 
-    code, err = _build(capsys, project)
+    code, err = readme_build(capsys, project)
     assert code == 0, err
     assert _validates(capsys, out)
     assert load_report(out)["settings"]["seed"] == 0
@@ -118,7 +106,7 @@ def test_a_swap_left_half_done_by_an_older_build_is_restored(capsys, tmp_path, b
     shutil.copytree(built_project, project, symlinks=True)
     os.replace(project / "splice", project / ".splice.replaced-old")
     shutil.copytree(project / ".splice.replaced-old", project / ".splice.incomplete-new")
-    code, err = _build(capsys, project, "--videos", "empty/")
+    code, err = readme_build(capsys, project, "--videos", "empty/")
     assert code == 2 and "left as it was" in err, err
     assert _validates(capsys, project / "splice")
     assert not [p for p in project.iterdir() if p.name.startswith(".")]
@@ -128,7 +116,7 @@ def test_a_failed_first_build_does_not_claim_to_leave_out_as_it_was(capsys, tmp_
     project = tmp_path / "project"
     (project / "videos").mkdir(parents=True)
     subset_annotations(project, ["-LhNzREgSIU"], "COIN.json")
-    code, err = _build(capsys, project)
+    code, err = readme_build(capsys, project)
     assert code == 2, err
     assert "left as it was" not in err and "not created" in err, err
     assert not (project / "splice").exists()

@@ -28,6 +28,7 @@ from tests.build_helpers import (
     config,
     demo_database,
     descendants,
+    one_line_error,
     subset_annotations,
     tree_digest,
     wait_for_first_commit,
@@ -56,17 +57,6 @@ def _everything(root: Path) -> dict[str, str]:
     return tree_digest(root)
 
 
-def _refused(code: int, err: str, *words: str) -> None:
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], (word, err)
-
-
-# --- 1. data loss -----------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     "out, work, option",
     [
@@ -91,7 +81,7 @@ def test_out_and_work_mistakes_are_refused_and_lose_nothing(
     extra = ["--work", work] if work else []
     code, err = _splice(capsys, "--annotations", "COIN.json", "--videos", "videos", "--out", out,
                         *extra)  # fmt: skip
-    _refused(code, err, option)
+    one_line_error(code, err, option)
     assert _everything(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
     assert sorted(p.name for p in project.iterdir()) == ["COIN.json", "thesis.txt", "videos"]
@@ -110,10 +100,10 @@ def test_out_holding_the_annotations_or_curation_is_refused(
     before = _everything(tmp_path)
     args = ["--videos", project / "videos"]
     code, err = _splice(capsys, "--annotations", data / "COIN.json", *args, "--out", data)
-    _refused(code, err, "--out", "annotation")
+    one_line_error(code, err, "--out", "annotation")
     code, err = _splice(capsys, "--annotations", data / "COIN.json", *args, "--curation",
                         curation, "--out", tmp_path / "x", "--work", curation.parent)  # fmt: skip
-    _refused(code, err, "--work", "curation")
+    one_line_error(code, err, "--work", "curation")
     assert _everything(tmp_path) == before
 
 
@@ -130,14 +120,14 @@ def test_out_that_is_not_a_splice_build_is_refused(
     (work_like / "videos" / "keep.txt").write_text("mine", "utf-8")
     before = _everything(tmp_path)
     base = ["--annotations", "COIN.json", "--videos", "videos"]
-    _refused(*_splice(capsys, *base, "--out", "results"), "--out", "results", "SPLICE build")
-    _refused(*_splice(capsys, *base, "--out", "thesis.txt"), "--out", "thesis.txt", "file")
-    _refused(*_splice(capsys, *base, "--work", "scratch"), "--work", "scratch")
+    one_line_error(*_splice(capsys, *base, "--out", "results"), "--out", "results", "SPLICE build")
+    one_line_error(*_splice(capsys, *base, "--out", "thesis.txt"), "--out", "thesis.txt", "file")
+    one_line_error(*_splice(capsys, *base, "--work", "scratch"), "--work", "scratch")
     # A file the user put into a previous build is not the build's to delete either.
     assert _splice(capsys, *base, "--out", "splice")[0] == 0
     (project / "splice" / "predictions.jsonl").write_text("{}", "utf-8")
     before = _everything(tmp_path)
-    _refused(*_splice(capsys, *base, "--out", "splice"), "predictions.jsonl")
+    one_line_error(*_splice(capsys, *base, "--out", "splice"), "predictions.jsonl")
     assert _everything(tmp_path) == before
 
 
@@ -233,12 +223,12 @@ def test_zero_video_build_fails_and_keeps_the_previous_output(
     wrong.mkdir()
     code, err = _splice(capsys, "--annotations", annotations, "--videos", wrong, "--out", out,
                         "--work", tmp_path / "work2")  # fmt: skip
-    _refused(code, err, "no video", "downloads", "probe 2")
+    one_line_error(code, err, "no video", "downloads", "probe 2")
     assert tree_digest(out) == before
     empty = tmp_path / "empty.json"
     empty.write_text('{"database": {}}', "utf-8")
     code, err = _splice(capsys, "--annotations", empty, "--videos", sources, "--out", out)
-    _refused(code, err, "empty.json", "database")
+    one_line_error(code, err, "empty.json", "database")
     assert tree_digest(out) == before
     # No work2: a work folder the build made and cut nothing into is removed again.
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -269,7 +259,7 @@ def test_bad_options_are_refused_before_any_work(
     out = tmp_path / "splice"
     code = main(["build", "--annotations", str(annotations), "--videos", str(sources),
                  "--out", str(out), "--no-progress", option, value])  # fmt: skip
-    _refused(code, capsys.readouterr().err, option)
+    one_line_error(code, capsys.readouterr().err, option)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json"]
 
 
@@ -420,7 +410,7 @@ def test_a_second_build_on_the_same_folders_is_refused(tmp_path, sources, demo_i
                 _build_cmd(annotations, sources, other_out, other_work, "--workers", "1"),
                 capture_output=True, text=True, timeout=120,
             )  # fmt: skip
-            _refused(second.returncode, second.stderr, named, "another build")
+            one_line_error(second.returncode, second.stderr, named, "another build")
             assert not other_out.exists() or other_out == out
     finally:
         os.kill(first.pid, signal.SIGCONT)

@@ -240,6 +240,16 @@ def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
     }
 
 
+def run_lmms(
+    command: list[str], demo_build: Path, tmp_path: Path, timeout: float
+) -> subprocess.CompletedProcess:
+    """``lmms-eval`` as the README runs it: from the repository, on the demo build."""
+    env = lmms_env(demo_build, tmp_path)
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO
+    )
+
+
 def test_lmms_eval_registry_loads_the_tasks(lmms, demo_build, utils, tmp_path):
     proc = subprocess.run(
         [str(lmms), str(REPO / "tests" / "lmms_probe.py"), str(TASK_DIR)],
@@ -299,14 +309,7 @@ def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
     ]
     if DUMMY_ANSWERS[task] is not None:
         command += ["--model_args", f"response={DUMMY_ANSWERS[task]}"]
-    proc = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=lmms_env(demo_build, tmp_path),
-        timeout=900,
-        cwd=REPO,
-    )
+    proc = run_lmms(command, demo_build, tmp_path, timeout=900)
     log = (proc.stdout + proc.stderr)[-4000:]
     # lmms-eval exits 0 even when a task fails to load: the files are the proof
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
@@ -352,14 +355,7 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
     command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", "splice"]
     command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
     command += ["--output_path", str(out), "--model_args", "response=Video 2 -> Video 1"]
-    proc = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=lmms_env(demo_build, tmp_path),
-        timeout=1800,
-        cwd=REPO,
-    )
+    proc = run_lmms(command, demo_build, tmp_path, timeout=1800)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, (proc.stdout + proc.stderr)[
         -4000:
     ]

@@ -52,21 +52,22 @@ def with_build(code: str, build: Path) -> str:
     return code.replace(PLACEHOLDER, str(build))
 
 
-def test_score_snippet_outside_the_repository(demo_build: Path, tmp_path: Path) -> None:
-    code = with_build(readme_python("Score"), demo_build)
+def snippet_result(section: str, build: Path, cwd: Path) -> dict:
+    """The README section's code run outside the repository on ``build``: its ``result``."""
+    code = with_build(readme_python(section), build)
     code += "\nimport json; print('RESULT', json.dumps(result))\n"
-    done = run_outside(code, tmp_path)
+    done = run_outside(code, cwd)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.split("RESULT ", 1)[1])
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def test_score_snippet_outside_the_repository(demo_build: Path, tmp_path: Path) -> None:
+    result = snippet_result("Score", demo_build, tmp_path)
     assert result["count"] == 1 and result["invalid_rate"] == 0.0
 
 
 def test_load_decode_prompt_score_outside_the_repository(demo_build: Path, tmp_path: Path):
-    code = with_build(readme_python("Load, decode, prompt, score"), demo_build)
-    code += "\nimport json; print('RESULT', json.dumps(result))\n"
-    done = run_outside(code, tmp_path)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.split("RESULT ", 1)[1])
+    result = snippet_result("Load, decode, prompt, score", demo_build, tmp_path)
     assert result["invalid_rate"] == 0.0 and result["count"] == 1
 
 

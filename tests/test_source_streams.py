@@ -15,6 +15,7 @@ import pytest
 
 from splice_build.running.report import REPORT_JSON
 from tests.build_helpers import (
+    cli_build,
     clip_first_frames,
     ids_with_steps,
     retimed_annotations,
@@ -34,11 +35,7 @@ def build_and_validate(tmp_path: Path, videos: Path, video_id: str) -> Path:
     """``splice build`` then ``splice validate``; both must exit 0 with the video kept."""
     annotations = retimed_annotations(tmp_path, {video_id: SEGMENTS}, duration=10.0)
     out = tmp_path / "splice"
-    built = run_splice(
-        "build", "--annotations", annotations, "--videos", videos, "--out", out,
-        "--workers", "1", "--no-progress",
-    )  # fmt: skip
-    assert built.returncode == 0, (built.stdout, built.stderr)
+    cli_build(annotations, videos, out)
     report = json.loads((out / REPORT_JSON).read_text("utf-8"))
     assert [v["status"] for v in report["videos"]] == ["included"], report["videos"]
     checked = run_splice("validate", out)
@@ -95,11 +92,7 @@ def test_a_dangling_link_alone_is_skipped_with_a_reason_in_words(tmp_path: Path)
     os.symlink(tmp_path / "gone.mp4", videos / f"{dangling}.mp4")
     annotations = retimed_annotations(tmp_path, {good: SEGMENTS, dangling: SEGMENTS}, duration=10.0)
     out = tmp_path / "splice"
-    built = run_splice(
-        "build", "--annotations", annotations, "--videos", videos, "--out", out,
-        "--workers", "1", "--no-progress",
-    )  # fmt: skip
-    assert built.returncode == 0, (built.stdout, built.stderr)
+    cli_build(annotations, videos, out)
     status = {v["video_id"]: v for v in json.loads((out / REPORT_JSON).read_text())["videos"]}
     assert status[good]["status"] == "included"
     skipped = status[dangling]

@@ -19,6 +19,7 @@ from splice_build.running.report import REPORT_JSON
 from splice_build.stages import sources
 from splice_build.stages.probe import probe
 from tests.build_helpers import (
+    cli_build,
     clip_first_frames,
     config,
     demo_database,
@@ -225,11 +226,7 @@ def test_the_copy_in_the_entrys_recipe_folder_is_used(tmp_path: Path) -> None:
         (videos / folder).mkdir(parents=True)
         write_video(videos / folder / f"{video_id}.mp4", n_frames=10 * fps, fps=fps)
     out = tmp_path / "splice"
-    built = run_splice(
-        "build", "--annotations", annotations, "--videos", videos, "--out", out,
-        "--workers", "1", "--no-progress",
-    )  # fmt: skip
-    assert built.returncode == 0, (built.stdout, built.stderr)
+    cli_build(annotations, videos, out)
     assert clip_first_frames(out) == [5, 30, 60]  # the 10 fps copy: frames at start x 10
     warnings = json.loads((out / REPORT_JSON).read_text("utf-8"))["warnings"]
     (said,) = [w for w in warnings if video_id in w]

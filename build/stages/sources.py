@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -71,6 +72,20 @@ def video_id_of(name: str) -> str | None:
     return bracket.group(1) if bracket else stem
 
 
+def walk_once(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` following links (a user may link a recipe folder from another disk),
+    each real folder entered once, so a link back up neither loops nor counts twice.
+    Callers may prune ``dirs`` as with ``os.walk``."""
+    seen: set[str] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        yield folder, dirs, names
+
+
 def index_sources(root: Path) -> SourceIndex:
     """Walk ``root`` once (sub-folders included, symlinked ones too: a user may link a
     recipe folder from another disk) and index every source file by video id."""
@@ -80,13 +95,7 @@ def index_sources(root: Path) -> SourceIndex:
     unreadable: dict[str, list[str]] = {}
     misnamed: list[str] = []
     files = folders = 0
-    seen: set[str] = set()  # folders walked, resolved: a symlink loop is entered once
-    for folder, dirs, names in os.walk(root, followlinks=True):
-        real = os.path.realpath(folder)
-        if real in seen:
-            dirs[:] = []
-            continue
-        seen.add(real)
+    for folder, dirs, names in walk_once(root):
         rel_folder = Path(folder).relative_to(root)
         misnamed.extend(
             _spelled(rel_folder / d) for d in dirs if not d.startswith(".") and not _is_utf8(d)
@@ -234,4 +243,5 @@ __all__ = [
     "misnamed_warnings",
     "unreadable_reason",
     "video_id_of",
+    "walk_once",
 ]

@@ -98,6 +98,22 @@ def _rate(text: str) -> int:
 _DEFAULTS = DownloadSettings(out=Path("videos"))
 
 
+# Options whose default is the `DownloadSettings` field of the same name (with _ for -).
+_SETTINGS_OPTIONS = (
+    ("--workers", int, "parallel downloads"),
+    ("--sleep", float, "seconds each worker waits before a download"),
+    ("--retries", int, "further attempts after a network error, 429 or 5xx"),
+    ("--backoff", float, "seconds before the first retry, doubled for each next"),
+    ("--timeout", float, "seconds without data before a download counts as stalled"),
+    (
+        "--max-connect-failures",
+        int,
+        "stop after this many connection failures in a row (no network, mirror down); a rerun "
+        "resumes",
+    ),
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     select.add_selection_arguments(parser)
     parser.add_argument(
@@ -128,45 +144,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cookies", type=Path, default=None, help="Netscape cookie file (read, never copied)"
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=_DEFAULTS.workers,
-        help="parallel downloads (default %(default)s)",
-    )
-    parser.add_argument(
-        "--sleep",
-        type=float,
-        default=_DEFAULTS.sleep,
-        help="seconds each worker waits before a download (default %(default)s)",
-    )
+    for flag, kind, text in _SETTINGS_OPTIONS:
+        default = getattr(_DEFAULTS, flag.removeprefix("--").replace("-", "_"))
+        parser.add_argument(flag, type=kind, default=default, help=f"{text} (default %(default)s)")
     parser.add_argument(
         "--rate-limit", type=_rate, default=None, help="per worker, e.g. 2M (bytes/s)"
-    )
-    parser.add_argument(
-        "--retries",
-        type=int,
-        default=_DEFAULTS.retries,
-        help="further attempts after a network error, 429 or 5xx (default %(default)s)",
-    )
-    parser.add_argument(
-        "--backoff",
-        type=float,
-        default=_DEFAULTS.backoff,
-        help="seconds before the first retry, doubled for each next (default %(default)s)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=_DEFAULTS.timeout,
-        help="seconds without data before a download counts as stalled (default %(default)s)",
-    )
-    parser.add_argument(
-        "--max-connect-failures",
-        type=int,
-        default=_DEFAULTS.max_connect_failures,
-        help="stop after this many connection failures in a row (no network, mirror down); "
-        "a rerun resumes (default %(default)s)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -10,7 +10,6 @@ and n is its COIN step count (part k is then step k); nothing is guessed otherwi
 from __future__ import annotations
 
 import errno
-import os
 import re
 import stat
 from collections import defaultdict
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from splice_build.errors import UserError, os_error_words
 from splice_build.records import SkipVideo
+from splice_build.stages.sources import walk_once
 
 SEGMENTS_DIR = "splice_video_segments"
 PART_NAME = re.compile(r"^(?P<video_id>[A-Za-z0-9_-]+)_part_(?P<part>\d+)\.mp4$")
@@ -85,13 +85,7 @@ def scan_release(source: Path) -> ReleaseScan:
 def _files(root: Path) -> list[Path]:
     """The layout's files (and dangling links), hidden ones left out, links followed."""
     found = []
-    seen: set[str] = set()
-    for folder, dirs, names in os.walk(root, followlinks=True):
-        real = os.path.realpath(folder)
-        if real in seen:
-            dirs[:] = []
-            continue
-        seen.add(real)
+    for folder, dirs, names in walk_once(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         found += [Path(folder) / n for n in names if not n.startswith(".")]
     return sorted(found)
