@@ -31,6 +31,7 @@ class ValidationReport:
     problems: list[Problem] = field(default_factory=list)
     videos: int = 0
     clips: int = 0
+    decoded: int = 0  # clips decoded (the others proven by the digest their worker checked)
     shards: dict[str, int] = field(default_factory=dict)  # config -> shard count
 
     @property
