@@ -39,7 +39,7 @@ class ClipTask:
     row: dict[str, Any]  # video_id, clips, answer.segments, clip_durations
     rule: ClipRule
     imported: tuple[ImportedClip, ...] | None = None  # an import's manifest record
-    checked: tuple[VerifiedClip, ...] = ()  # what the build's worker checked of this video
+    checked: tuple[VerifiedClip, ...] | None = None  # what the build's worker checked of it
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def clip_task(
     row: dict[str, Any],
     rule: ClipRule,
     imported: tuple[ImportedClip, ...] | None = None,
-    checked: tuple[VerifiedClip, ...] = (),
+    checked: tuple[VerifiedClip, ...] | None = None,
 ) -> ClipTask:
     """A task holding only the columns the clip checks read."""
     answer = row.get(ANSWER) or {}
@@ -78,11 +78,15 @@ def check_clips(
     row: dict[str, Any],
     rule: ClipRule,
     imported: tuple[ImportedClip, ...] | None = None,
-    checked: tuple[VerifiedClip, ...] = (),
+    checked: tuple[VerifiedClip, ...] | None = None,
 ) -> tuple[list[tuple[str, str]], int]:
     """(column, what) problems of a row's clips, and how many were decoded; those of an
     imported build (``imported``: what the import recorded) are checked against that record
-    instead of COIN's segment times, which the release does not give."""
+    instead of COIN's segment times, which the release does not give.
+
+    ``checked``: the clips the build's worker checked for this video (None: it has no such
+    record). A clip that is not one of them is a problem by itself (the writer embeds the
+    work folder's bytes verbatim, so it can only be damage or a swap) and is decoded too."""
     out: list[tuple[str, str]] = []
     clips = row.get(CLIPS) or []
     if imported is not None and len(imported) != len(clips):
@@ -92,8 +96,9 @@ def check_clips(
     durations = row.get(CLIP_DURATIONS) or []
     ends = [s["end"] for s in segments if s and s.get("end") is not None]
     last_end = max(ends) if ends else 0.0
-    if len(checked) != len(clips):  # the allowance at the source's end needs them all
-        checked = ()
+    if checked is not None and len(checked) != len(clips):
+        out.append((CLIPS, f"{len(clips)} clips but its worker checked {len(checked)}"))
+        checked = None  # the allowance at the source's end depends on them all
     decoded = 0
     for label, clip in enumerate(clips, start=1):
         col = f"{CLIPS}[{label - 1}]"
@@ -130,24 +135,28 @@ class OneClip:
 
 
 def check_one(
-    clip: OneClip, rule: ClipRule, checked: tuple[VerifiedClip, ...] = ()
+    clip: OneClip, rule: ClipRule, checked: tuple[VerifiedClip, ...] | None = None
 ) -> tuple[list[str], bool]:
     """What is wrong with one clip, and whether it was decoded: not when it is the very
     bytes its worker decoded and checked, for this segment and duration, nor under
-    ``--quick`` (then only an import's digest is compared)."""
+    ``--quick`` (then only the digests are compared)."""
     sha = hashlib.sha256(clip.data).hexdigest()
-    if clip.segment is not None and clip.recorded is not None:
-        if VerifiedClip(sha, clip.segment, clip.recorded) in checked:
+    found = []
+    if checked is not None:
+        seen = VerifiedClip(sha, clip.segment or (None, None), clip.recorded)
+        if seen in checked:
             return [], False
+        found.append("bytes, segment or duration differ from every clip its worker checked")
     record = clip.imported
     if not rule.decode:
-        bad = record is not None and sha != record.sha256
-        return ([f"bytes differ from the clip {MANIFEST} records"] if bad else []), False
+        if record is not None and sha != record.sha256:
+            found.append(f"bytes differ from the clip {MANIFEST} records")
+        return found, False
     try:
         probe = probe_clip(clip.data, full=True)
     except (av.FFmpegError, ValueError, OSError) as exc:
-        return [f"does not decode: {exc}"], True
-    found = clip_problems(
+        return [*found, f"does not decode: {exc}"], True
+    found += clip_problems(
         probe,
         segment=clip.segment,
         last_end=clip.last_end,

@@ -160,7 +160,7 @@ def _check_full_row(
         imported = manifest.clips.get(vid, ())
         if vid not in manifest.clips:
             found.append((VIDEO_ID, f"not in {MANIFEST}"))
-    checked = verified.clips.get(vid, ()) if verified is not None else ()
+    checked = verified.clips.get(vid) if verified is not None else None
     task = clip_task(index, row, rule, imported, checked)
     rows.add(vid, row)
     return found, (rel, i, task)

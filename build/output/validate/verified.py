@@ -32,11 +32,3 @@ class VerifiedClips:
     def covers(self, tolerance: float, tolerance_frames: float) -> bool:
         """Whether the check was at least as strict as the rule validation applies."""
         return self.tolerance <= tolerance and self.tolerance_frames <= tolerance_frames
-
-    def verified(self, video_id: str, num_clips: int, clip: VerifiedClip) -> bool:
-        """Whether ``clip`` (as a row of ``num_clips`` clips holds it) is one the worker
-        checked: same bytes, same segment, same duration, and the row has all of that
-        video's checked clips (the rule's allowance at a source's end depends on the last
-        one)."""
-        checked = self.clips.get(video_id, ())
-        return len(checked) == num_clips and clip in checked
