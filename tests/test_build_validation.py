@@ -55,7 +55,7 @@ def _with_clip(video, label: int, path: Path):
 
 
 def test_fresh_build_proves_its_clips_by_digest(tmp_path, sources, three, capsys) -> None:
-    result = run_build(config(three, sources, tmp_path / "splice"))
+    result = run_build(replace(config(three, sources, tmp_path / "splice"), progress=True))
     assert result.problems == [] and len(result.report.included) == 3
     clips = sum(v.num_clips for v in result.report.included)
     assert _validated(capsys.readouterr().err) == (
@@ -138,7 +138,7 @@ def test_a_record_without_its_check_is_decoded(tmp_path, sources, three, capsys)
     verified = verified_clips(list(selection.selected), WorkDir(work), keys)
     assert ids[0] not in verified.clips and set(verified.clips) == set(ids[1:])
     capsys.readouterr()
-    result = run_build(config(three, sources, out, work=work))
+    result = run_build(replace(config(three, sources, out, work=work), progress=True))
     assert result.problems == []
     assert _validated(capsys.readouterr().err).endswith(
         f"({len(record['clips'])} decoded, the rest by digest)"

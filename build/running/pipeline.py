@@ -216,6 +216,7 @@ def finish_build(
     the rest. Each phase says on stderr what it is doing (``progress``: the bars too)."""
     staging = ownership.new_staging(out)
     dropped: set[str] = set()
+    say = status if progress else _quiet
 
     def kept() -> Iterator[ShuffledVideo]:
         return (v for v in videos() if v.entry.video_id not in dropped)
@@ -223,13 +224,13 @@ def finish_build(
     def checked() -> list[validate.Problem]:
         if not validate_output:
             return []
-        status(f"validating {len(report.included)} videos")
+        say(f"validating {len(report.included)} videos")
         found = validate.validate_report(staging, verified=verified, progress=progress)
-        status(f"validated {found.clips} clips ({found.decoded} decoded, the rest by digest)")
+        say(f"validated {found.clips} clips ({found.decoded} decoded, the rest by digest)")
         return found.problems
 
     try:
-        written = _write_output(staging, kept, report, render, format, max_shard_bytes)
+        written = _write_output(staging, kept, report, render, format, max_shard_bytes, say)
         problems = checked()
         failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
         if failing:
@@ -242,10 +243,10 @@ def finish_build(
                 dropped.add(video_id)
             if not report.included:
                 raise UserError(nothing("valid"))
-            written = _write_output(staging, kept, report, render, format, max_shard_bytes)
+            written = _write_output(staging, kept, report, render, format, max_shard_bytes, say)
             problems = checked()
         if not problems:
-            status(f"swapping the new build in for {out.name}")
+            say(f"swapping the new build in for {out.name}")
             ownership.replace_output(staging, out)
     finally:
         if staging.exists():  # unswapped: a failed build, which must not replace the old one
@@ -260,22 +261,23 @@ def _write_output(
     render: Callable[[WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     format: str,
     max_shard_bytes: int,
+    say: Callable[[str], None],
 ) -> WriteResult:
     """Shards, the rendered files (card...) and the report, into the (emptied) staging
-    folder."""
+    folder, saying what it is at."""
     for child in staging.iterdir():  # the build made the staging folder and all it holds
         shutil.rmtree(child) if child.is_dir() else child.unlink()
-    status(f"writing the shards of {len(report.included)} videos")
+    say(f"writing the shards of {len(report.included)} videos")
     written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
         from splice_build.output.write_webdataset import card_section, write_webdataset
 
-        status("writing the WebDataset shards")
+        say("writing the WebDataset shards")
         tars = write_webdataset(videos(), staging)
         sections.append(card_section(len(tars)))
     shards = sum(len(s) for s in written.config_shards.values())
-    status(f"writing the card of {len(written.videos)} videos, {shards} shards")
+    say(f"writing the card of {len(written.videos)} videos, {shards} shards")
     for name, text in render(written, sections).items():
         (staging / name).write_text(text, "utf-8")
     report.write(staging)
@@ -285,6 +287,10 @@ def _write_output(
 def status(what: str) -> None:
     """One line on stderr for a phase that has no bar, so no phase runs silent."""
     print(f"splice: {what}", file=sys.stderr, flush=True)
+
+
+def _quiet(what: str) -> None:
+    """``--no-progress``: no bars and no status lines."""
 
 
 def verified_clips(
