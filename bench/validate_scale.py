@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import io
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path

@@ -49,10 +49,10 @@ its Table 1 and the shards' sha256), ``folder`` (the whole folder, in that order
 ``command`` (``splice validate``).
 """
 
+from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.validate.command import add_arguments, run
 from splice_build.output.validate.folder import validate, validate_report
 from splice_build.output.validate.problems import Problem, ValidationReport
-from splice_build.output.validate.verified import VerifiedClip, VerifiedClips
 from splice_build.stages.clipcheck import ClipProbe, probe_clip
 
 __all__ = [

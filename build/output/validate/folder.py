@@ -9,16 +9,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from splice_build.output.clip_verdict import ClipRule, VerifiedClips
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
 from splice_build.output.shards import ShardInfo, WriteResult
 from splice_build.output.validate.card_checks import check_card, recorded_tolerance
-from splice_build.output.validate.clips import ClipRule
 from splice_build.output.validate.full_config import check_full_config
 from splice_build.output.validate.layout import list_shards
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
-from splice_build.output.validate.verified import VerifiedClips
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import CONFIGS, FULL_CONFIG, NUM_CLIPS, SPLIT, shard_dir
 

@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
-from splice_build.output.shards import ShardInfo
-from splice_build.output.stats import VideoStats
-from splice_build.output.validate.clips import (
+from splice_build.output.clip_verdict import (
     ClipResult,
     ClipRule,
     ClipTask,
+    VerifiedClips,
     check_clip_task,
-    clip_task,
 )
+from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
+from splice_build.output.shards import ShardInfo
+from splice_build.output.stats import VideoStats
+from splice_build.output.validate.clips import clip_task, named
 from splice_build.output.validate.layout import config_rows
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.rows import check_row
-from splice_build.output.validate.verified import VerifiedClips
 from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
 
 # Below this probability of every video being in chronological order by chance, the build
@@ -101,7 +101,7 @@ def check_full_config(
             progress.update(result.clips, result.decoded)
     for result in results:
         rel, i, vid = where[result.index]
-        found[result.index] += [Problem(rel, w, i, vid, c) for c, w in result.problems]
+        found[result.index] += [Problem(rel, w, i, vid, c) for c, w in named(result)]
     for row_problems in found:
         problems += row_problems
     problems += _whole_config(rows, manifest)
@@ -131,8 +131,8 @@ def _here(fn, tasks):
 
 def _noted(tasks, where: dict[int, tuple[str, int, str]]):
     """The tasks, remembering where each row was (its problems are placed by it)."""
-    for rel, i, task in tasks:
-        where[task.index] = (rel, i, task.row[VIDEO_ID])
+    for rel, i, vid, task in tasks:
+        where[task.index] = (rel, i, vid)
         yield task
 
 
@@ -145,7 +145,7 @@ def _check_full_row(
     rows: FullRows,
     index: int,
     verified: VerifiedClips | None,
-) -> tuple[list[tuple[str | None, str]], tuple[str, int, ClipTask] | None]:
+) -> tuple[list[tuple[str | None, str]], tuple[str, int, str, ClipTask] | None]:
     """The (column, what) problems of row ``i`` of shard ``rel`` but its clips', which
     come as a task (with where the row is); the row is then kept in ``rows``."""
     vid = row.get(VIDEO_ID)
@@ -161,6 +161,6 @@ def _check_full_row(
         if vid not in manifest.clips:
             found.append((VIDEO_ID, f"not in {MANIFEST}"))
     checked = verified.clips.get(vid) if verified is not None else None
-    task = clip_task(index, row, rule, imported, checked)
+    own, task = clip_task(index, row, rule, imported, checked)
     rows.add(vid, row)
-    return found, (rel, i, task)
+    return found + own, (rel, i, vid, task)
