@@ -45,12 +45,12 @@ The checks live in modules named for their part: ``layout`` (shard names, schema
 reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
 ``clipcheck`` or an import's manifest), ``full_config`` (the full config's rows, checked in
 full), ``projections`` (the other configs' rows against them), ``card_checks`` (the card,
-its Table 1 and the shards' sha256), ``folder`` (the whole folder, in that order) and
-``command`` (``splice validate``).
+its Table 1 and the shards' sha256) and ``folder`` (the whole folder, in that order); the
+command line, ``splice validate``, is ``splice_build.running.validation``, beside the
+executors it runs the clips on.
 """
 
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
-from splice_build.output.validate.command import add_arguments, run
 from splice_build.output.validate.folder import validate, validate_report
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.stages.clipcheck import ClipProbe, probe_clip
@@ -61,9 +61,7 @@ __all__ = [
     "ValidationReport",
     "VerifiedClip",
     "VerifiedClips",
-    "add_arguments",
     "probe_clip",
-    "run",
     "validate",
     "validate_report",
 ]

@@ -1,4 +1,5 @@
-"""``splice validate DIR``: the command line of the checks (`splice_build.cli` loads it).
+"""``splice validate DIR``: the command line of the checks (`splice_build.output.validate`),
+here beside the executors it runs them on (`splice_build.cli` loads it).
 
 Standalone, every clip is decoded (nothing vouches for a folder handed over), on the same
 executors as the build (``--workers``, ``--executor ray``), with a bar of clips per second;
@@ -13,14 +14,13 @@ from pathlib import Path
 
 from splice_build.cli import float_in
 from splice_build.errors import UserError
-from splice_build.output.validate.folder import validate_report
+from splice_build.output.validate import validate_report
+from splice_build.running.executors import add_executor_arguments, make_executor
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import SPLIT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from splice_build.running.executors import add_executor_arguments
-
     parser.add_argument(
         "dir",
         type=Path,
@@ -46,8 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice_build.running.executors import make_executor
-
     if not Path(args.dir).is_dir():
         raise UserError(f"{args.dir}: not a folder")
     if args.workers is not None and args.workers < 1:
