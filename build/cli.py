@@ -35,7 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "import the authors' release (prokajevo/splice-benchmark) as a leak-free build",
     ),
     "validate": (
-        "splice_build.output.validate.command",
+        "splice_build.running.validation",
         "check a built folder: clips, answers, card",
     ),
     "demo": ("splice_build.demo.run", "build, load and score a demo on bundled inputs"),

@@ -18,6 +18,7 @@ import hashlib
 import math
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -173,6 +174,8 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         max_shard_bytes=config.max_shard_bytes,
         validate_output=config.validate,
         nothing=lambda what: _nothing_built(report, given, what),
+        verified=verified_clips(entries, work, keys) if config.validate else None,
+        progress=config.progress,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 
@@ -196,6 +199,8 @@ def finish_build(
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
     validate_output: bool = True,
     nothing: Callable[[str], str],
+    verified: validate.VerifiedClips | None = None,
+    progress: bool = True,
 ) -> FinishedBuild:
     """The tail every build shares (``splice build``, ``splice import-release``; call it
     holding the output's lock): shuffled videos -> shards -> card -> report in a staging
@@ -206,31 +211,42 @@ def finish_build(
     any other, e.g. an import's manifest) from what was written and the report as it is;
     ``nothing(what)`` is the message of the `UserError` raised when no video is left.
     What the last pass wrote comes back with the problems: a caller's files made in
-    ``render`` (an import's manifest) are about those videos."""
+    ``render`` (an import's manifest) are about those videos. ``verified`` is what the
+    caller's workers checked of each clip: validation proves those by digest and decodes
+    the rest. Each phase says on stderr what it is doing (``progress``: the bars too)."""
     staging = ownership.new_staging(out)
     dropped: set[str] = set()
+    say = status if progress else _quiet
 
     def kept() -> Iterator[ShuffledVideo]:
         return (v for v in videos() if v.entry.video_id not in dropped)
 
+    def checked() -> list[validate.Problem]:
+        if not validate_output:
+            return []
+        say(f"validating {len(report.included)} videos")
+        found = validate.validate_report(staging, verified=verified, progress=progress)
+        say(f"validated {found.clips} clips ({found.decoded} decoded, the rest by digest)")
+        return found.problems
+
     try:
-        written = _write_output(staging, kept, report, render, format, max_shard_bytes)
-        problems = validate.validate(staging) if validate_output else []
+        written = _write_output(staging, kept, report, render, format, max_shard_bytes, say)
+        problems = checked()
         failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
         if failing:
             # Whatever the cutter accepts the validator should accept (both apply
             # clipcheck); a clip that still fails costs its video, not the build: it is
-            # dropped with the problem in the report, and the rest is written again. Those
-            # clips decoded in the first pass and are the same bytes, so the second pass
-            # reads packets only.
+            # dropped with the problem in the report, and the rest is written again, and
+            # validated again (by digest again, where the workers checked them).
             for video_id, what in sorted(failing.items()):
                 report.drop(Skip(video_id, "validate", what))
                 dropped.add(video_id)
             if not report.included:
                 raise UserError(nothing("valid"))
-            written = _write_output(staging, kept, report, render, format, max_shard_bytes)
-            problems = validate.validate(staging, quick=True)
+            written = _write_output(staging, kept, report, render, format, max_shard_bytes, say)
+            problems = checked()
         if not problems:
+            say(f"swapping the new build in for {out.name}")
             ownership.replace_output(staging, out)
     except OSError as exc:
         kept = "nothing was changed, --out left as it was" if out.exists() else "nothing written"
@@ -248,22 +264,61 @@ def _write_output(
     render: Callable[[WriteResult, list[tuple[str, str]]], Mapping[str, str]],
     format: str,
     max_shard_bytes: int,
+    say: Callable[[str], None],
 ) -> WriteResult:
     """Shards, the rendered files (card...) and the report, into the (emptied) staging
-    folder."""
+    folder, saying what it is at."""
     for child in staging.iterdir():  # the build made the staging folder and all it holds
         shutil.rmtree(child) if child.is_dir() else child.unlink()
+    say(f"writing the shards of {len(report.included)} videos")
     written = write.write_dataset(videos(), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
         from splice_build.output.write_webdataset import card_section, write_webdataset
 
+        say("writing the WebDataset shards")
         tars = write_webdataset(videos(), staging)
         sections.append(card_section(len(tars)))
+    shards = sum(len(s) for s in written.config_shards.values())
+    say(f"writing the card of {len(written.videos)} videos, {shards} shards")
     for name, text in render(written, sections).items():
         (staging / name).write_text(text, "utf-8")
     report.write(staging)
     return written
+
+
+def status(what: str) -> None:
+    """One line on stderr for a phase that has no bar, so no phase runs silent."""
+    print(f"splice: {what}", file=sys.stderr, flush=True)
+
+
+def _quiet(what: str) -> None:
+    """``--no-progress``: no bars and no status lines."""
+
+
+def verified_clips(
+    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str]
+) -> validate.VerifiedClips:
+    """What the workers checked of each included video's clips, from the work records
+    (each sealed by the check it records; an entry that records none is decoded in full).
+
+    The clips are trusted only if the loosest rule any of them met is at least as strict as
+    the one validation applies."""
+    found: dict[str, tuple[validate.VerifiedClip, ...]] = {}
+    rules = set()
+    for entry in entries:
+        looked = work.lookup(entry.video_id, keys[entry.video_id], verify=False)
+        if looked.video is None or looked.checked is None:
+            continue
+        checked = looked.checked
+        rules.add((checked.tolerance, checked.tolerance_frames))
+        found[entry.video_id] = tuple(
+            validate.VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
+            for sha, c in zip(checked.sha256, looked.video.clips, strict=True)
+        )
+    if not rules:
+        return validate.VerifiedClips()
+    return validate.VerifiedClips(found, max(r[0] for r in rules), max(r[1] for r in rules))
 
 
 def _clip_problems_by_video(problems: list[validate.Problem], included: set[str]) -> dict[str, str]:
@@ -376,6 +431,11 @@ def _shuffled(
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
         yield shuffle.shuffle(cut, seed)
+
+
+def _segment(entry: VideoEntry, step_index: int) -> tuple[float, float]:
+    step = entry.steps[step_index]
+    return (float(step.start), float(step.end))
 
 
 def _sha256(path: Path) -> str:

@@ -13,6 +13,12 @@ and the source file, as its size and modification time. Not a hash of its conten
 resumes included (hundreds of GB), where a stat costs nothing; a replaced or
 re-downloaded file, or another ``--videos`` folder, changes size or mtime (``bench/cut.py``
 prints both costs). The clips, small and read anyway, are the ones hashed.
+
+A record also says which clips the worker held to the clip rule (`clipcheck`, every frame
+decoded) before committing: ``checked`` names the rule's tolerances and seals them with the
+key and the clips' digests. The build's final validation trusts a clip of the shards whose
+sha256 is one of these (`CheckedCut`) instead of decoding it again; a record without a seal
+that matches (older, or hand-edited) is not trusted: it is cut again.
 """
 
 from __future__ import annotations
@@ -97,6 +103,25 @@ def file_digest(path: Path) -> dict[str, object]:
 
 
 @dataclass(frozen=True)
+class CheckedCut:
+    """What the worker proved of a committed cut: each clip (record order, chronological)
+    met `clipcheck` at these tolerances, decoded frame by frame, and had this sha256."""
+
+    sha256: tuple[str, ...]
+    tolerance: float  # seconds: the coverage tolerance the check allowed
+    tolerance_frames: float  # frame durations a clip could differ from its step
+
+
+def check_seal(key: str, files: dict, tolerance: float, tolerance_frames: float) -> str:
+    """The digest binding a check to the cut it was made of: an edit of one recorded sha256
+    (or of the rule) without it no longer matches, so the check is not trusted."""
+    payload = json.dumps(
+        {"key": key, "files": files, "rule": [tolerance, tolerance_frames]}, sort_keys=True
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
 class Lookup:
     """A committed cut ready for reuse, or None with why it cannot be reused: ``damage``
     is empty when nothing was committed for this key (absent, or made by other inputs),
@@ -104,6 +129,7 @@ class Lookup:
 
     video: CutVideo | None
     damage: str = ""
+    checked: CheckedCut | None = None  # None: the record does not say its clips were checked
 
 
 class WorkDir:
@@ -121,17 +147,29 @@ class WorkDir:
         tmp.mkdir(parents=True)
         return tmp
 
-    def commit(self, tmp: Path, video: CutVideo, key: str) -> CutVideo:
+    def commit(
+        self, tmp: Path, video: CutVideo, key: str, checked: CheckedCut | None = None
+    ) -> CutVideo:
         """Record the cut (clip paths relative to its folder, with their sizes and
-        sha256), then rename into place."""
+        sha256), then rename into place. ``checked`` is what the worker's check found
+        (the digests of the bytes it decoded): a file that no longer has them raises."""
         data = to_jsonable(video)
         files = {}
-        for clip in data["clips"]:
+        for i, clip in enumerate(data["clips"]):
             name = Path(clip["path"]).relative_to(tmp).as_posix()
             clip["path"] = name
             files[name] = file_digest(tmp / name)
+            if checked is not None and checked.sha256[i] != files[name]["sha256"]:
+                raise RuntimeError(f"clip {name} changed after its check")
         data["key"] = key
         data["files"] = files
+        if checked is not None:
+            rule = (checked.tolerance, checked.tolerance_frames)
+            data["checked"] = {
+                "tolerance": rule[0],
+                "tolerance_frames": rule[1],
+                "seal": check_seal(key, files, *rule),
+            }
         record = tmp / CUT_RECORD
         record.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         _fsync_dir(tmp)
@@ -174,14 +212,29 @@ class WorkDir:
                     return Lookup(None, damage)
                 clip["path"] = str(folder / name)
             video = cut_video_from_json(data)
+            checked = _checked(data)
         except (KeyError, TypeError, ValueError):
             return Lookup(None, f"{CUT_RECORD} is not a cut record")
-        return Lookup(video)
+        if checked is False:
+            return Lookup(None, f"{CUT_RECORD} was edited: its check seal does not match")
+        return Lookup(video, checked=checked if isinstance(checked, CheckedCut) else None)
 
     def clean_temp(self) -> None:
         """Remove temporary folders left by interrupted workers."""
         for tmp in self.videos.glob(".tmp-*"):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _checked(data: dict) -> CheckedCut | bool:
+    """The record's check (True: none recorded; False: one whose seal does not match)."""
+    check = data.get("checked")
+    if check is None:
+        return True
+    rule = (float(check["tolerance"]), float(check["tolerance_frames"]))
+    if check["seal"] != check_seal(data["key"], data["files"], *rule):
+        return False
+    digests = tuple(str(data["files"][Path(c["path"]).name]["sha256"]) for c in data["clips"])
+    return CheckedCut(digests, *rule)
 
 
 def _check_file(folder: Path, name: str, recorded: dict, verify: bool) -> str:

@@ -7,6 +7,7 @@ on disk in the work folder until the writer streams them into shards.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import traceback
@@ -17,7 +18,7 @@ import av
 
 from splice_build.records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
 from splice_build.running.report import portable
-from splice_build.running.workdir import WorkDir, candidates_stamp, work_key
+from splice_build.running.workdir import CheckedCut, WorkDir, candidates_stamp, work_key
 from splice_build.stages import clipcheck, cut, probe
 from splice_build.stages.sources import candidates_for, index_sources
 
@@ -67,8 +68,8 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
         probed = probe.probe(entry, task.videos_dir, task.settings.tolerance, candidates)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
-        check_clips(video, task.settings.tolerance)
-        committed = work.commit(tmp, video, key)
+        checked = check_clips(video, task.settings.tolerance)
+        committed = work.commit(tmp, video, key, checked)
         tmp = None
         return _ok(committed, key, note)
     except SkipVideo as exc:
@@ -83,18 +84,24 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def check_clips(video: CutVideo, tolerance: float) -> None:
-    """Hold every clip to the rule ``splice validate`` applies (``clipcheck``), from its
-    packets (cheap: no decoding), so that a clip the validator would reject never enters
-    the work folder; raises ``SkipVideo("validate", ...)`` naming the step."""
+def check_clips(video: CutVideo, tolerance: float) -> CheckedCut:
+    """Hold every clip to the rule ``splice validate`` applies (``clipcheck``), decoding
+    every frame, so that a clip the validator would reject never enters the work folder;
+    raises ``SkipVideo("validate", ...)`` naming the step.
+
+    The full decode is done here, in parallel across the workers, once per cut: what it
+    returns (the digests of the bytes it decoded) is recorded with the cut, and the build's
+    final validation trusts clips of those digests instead of decoding them again."""
     steps = video.entry.steps
     last_end = max(s.end for s in steps)
+    digests = []
     for clip in video.clips:
         step = steps[clip.step_index]
         span = f"{step.start:g}-{step.end:g} s"
         where = f"clip of step {clip.step_index + 1} ({step.label!r}, {span})"
         try:
-            probed = clipcheck.probe_clip(clip.path.read_bytes(), full=False)
+            data = clip.path.read_bytes()
+            probed = clipcheck.probe_clip(data, full=True)
         except (av.FFmpegError, ValueError, OSError) as exc:
             raise SkipVideo("validate", f"{where} does not read back: {exc}") from None
         problems = clipcheck.clip_problems(
@@ -106,6 +113,8 @@ def check_clips(video: CutVideo, tolerance: float) -> None:
         )
         if problems:
             raise SkipVideo("validate", f"{where} {'; '.join(problems)}")
+        digests.append(hashlib.sha256(data).hexdigest())
+    return CheckedCut(tuple(digests), tolerance, clipcheck.TOLERANCE_FRAMES)
 
 
 def thread_budget(workers: int, cores: int | None = None) -> int:

@@ -11,7 +11,7 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
   durations and every ``answer`` list; ``answer.order`` a permutation of 1..n that agrees
   with ``answer.segments`` (the label of the earliest segment comes first); segments
   non-empty and non-overlapping; ``duration`` the sum of ``clip_durations``.
-- Clips: every clip is an mp4 that decodes with PyAV (every frame, unless ``quick``), H.264,
+- Clips: every clip is an mp4 that decodes with PyAV (every frame; ``quick`` decodes none), H.264,
   yuv420p, even size, at least ``MIN_SIDE`` px on its short side and ``MIN_FPS`` frames per
   second; its duration matches its segment and its ``clip_durations`` entry to a frame (see
   ``TOLERANCE``).
@@ -37,15 +37,20 @@ rounding of times, except that a segment ending within the build's coverage tole
 (``splice_build.tolerance`` on the card) of the video's last end may lack that part: the
 source may end there, and the clip then ends with its last frame.
 
+Clips a build's workers already decoded and checked are proven by digest instead, in the
+build's own final validation (``verified``: see ``clips`` and docs/DESIGN.md); a standalone
+``splice validate`` decodes every clip, on as many workers as it is given.
+
 The checks live in modules named for their part: ``layout`` (shard names, schemas,
 reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
 ``clipcheck`` or an import's manifest), ``full_config`` (the full config's rows, checked in
 full), ``projections`` (the other configs' rows against them), ``card_checks`` (the card,
-its Table 1 and the shards' sha256), ``folder`` (the whole folder, in that order) and
-``command`` (``splice validate``).
+its Table 1 and the shards' sha256) and ``folder`` (the whole folder, in that order); the
+command line, ``splice validate``, is ``splice_build.running.validation``, beside the
+executors it runs the clips on.
 """
 
-from splice_build.output.validate.command import add_arguments, run
+from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.validate.folder import validate, validate_report
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.stages.clipcheck import ClipProbe, probe_clip
@@ -54,9 +59,9 @@ __all__ = [
     "ClipProbe",
     "Problem",
     "ValidationReport",
-    "add_arguments",
+    "VerifiedClip",
+    "VerifiedClips",
     "probe_clip",
-    "run",
     "validate",
     "validate_report",
 ]

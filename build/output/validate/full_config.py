@@ -1,7 +1,11 @@
 """The full config's rows (``video_text``, every column), checked in full: each row's own
 invariants and its clips, one video id per row, every video of an import's manifest
 present, and the labels shuffled. What they held stays behind, small, for the checks of
-the other configs and of the card."""
+the other configs and of the card.
+
+The rows are read and checked here, in order; their clips are handed to the executor as
+they come (`clips.ClipTask`, a bounded number in flight) and their problems put back in
+row order, so every number of workers reports the same list."""
 
 from __future__ import annotations
 
@@ -12,12 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splice_build.output.clip_verdict import (
+    ClipResult,
+    ClipRule,
+    ClipTask,
+    VerifiedClips,
+    check_clip_task,
+)
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
 from splice_build.output.shards import ShardInfo
 from splice_build.output.stats import VideoStats
-from splice_build.output.validate.clips import ClipRule, check_clips
+from splice_build.output.validate.clips import clip_task, named
 from splice_build.output.validate.layout import config_rows
 from splice_build.output.validate.problems import Problem
+from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.rows import check_row
 from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
 
@@ -58,11 +70,47 @@ def check_full_config(
     rule: ClipRule,
     manifest: ReleaseManifest | None,
     problems: list[Problem],
+    *,
+    verified: VerifiedClips | None = None,
+    run: Runner | None = None,
+    progress: ClipProgress | None = None,
 ) -> FullRows:
-    """Check the full config's shards, adding to ``problems`` in the order found."""
+    """Check the full config's shards, adding to ``problems`` in the order found.
+
+    ``verified``: the clips the build's workers checked (trusted by digest when the rule
+    they met is at least as strict as ``rule``); ``run`` maps `check_clip_task` over the
+    tasks (an executor's ``run``; default: here, one after the other)."""
     rows = FullRows()
-    for rel, i, row in config_rows(FULL_CONFIG, paths, problems, rows.infos):
-        problems += _check_full_row(rel, i, row, rule, manifest, rows)
+    if verified is not None and not verified.covers(rule.tolerance, rule.tolerance_frames):
+        verified = None
+    found: list[list[Problem]] = []  # per row, in order
+
+    def tasks():
+        for rel, i, row in config_rows(FULL_CONFIG, paths, problems, rows.infos):
+            own, task = _check_full_row(rel, i, row, rule, manifest, rows, len(found), verified)
+            vid = row.get(VIDEO_ID) if isinstance(row.get(VIDEO_ID), str) else None
+            found.append([Problem(rel, w, i, vid, c) for c, w in own])
+            if task is not None:
+                yield task
+
+    where: dict[int, tuple[str, int, str]] = {}
+    results: list[ClipResult] = []
+    for result in (run or _here)(check_clip_task, _noted(tasks(), where)):
+        results.append(result)
+        if progress is not None:
+            progress.update(result.clips, result.decoded)
+    for result in results:
+        rel, i, vid = where[result.index]
+        found[result.index] += [Problem(rel, w, i, vid, c) for c, w in named(result)]
+    for row_problems in found:
+        problems += row_problems
+    problems += _whole_config(rows, manifest)
+    return rows
+
+
+def _whole_config(rows: FullRows, manifest: ReleaseManifest | None) -> list[Problem]:
+    """What only the whole config shows: a video of the manifest missing, no shuffle."""
+    problems = []
     for vid in sorted(set(manifest.clips) - set(rows.seen)) if manifest else ():
         problems.append(Problem(MANIFEST, "video not in the clip shards", video_id=vid))
     if rows.videos and rows.all_identity and rows.identity_p < UNSHUFFLED_P:
@@ -74,7 +122,18 @@ def check_full_config(
                 column=f"{ANSWER}.order",
             )
         )
-    return rows
+    return problems
+
+
+def _here(fn, tasks):
+    return (fn(task, 1) for task in tasks)
+
+
+def _noted(tasks, where: dict[int, tuple[str, int, str]]):
+    """The tasks, remembering where each row was (its problems are placed by it)."""
+    for rel, i, vid, task in tasks:
+        where[task.index] = (rel, i, vid)
+        yield task
 
 
 def _check_full_row(
@@ -84,21 +143,24 @@ def _check_full_row(
     rule: ClipRule,
     manifest: ReleaseManifest | None,
     rows: FullRows,
-) -> list[Problem]:
-    """The problems of row ``i`` of shard ``rel``, which is then kept in ``rows``."""
+    index: int,
+    verified: VerifiedClips | None,
+) -> tuple[list[tuple[str | None, str]], tuple[str, int, str, ClipTask] | None]:
+    """The (column, what) problems of row ``i`` of shard ``rel`` but its clips', which
+    come as a task (with where the row is); the row is then kept in ``rows``."""
     vid = row.get(VIDEO_ID)
     if not vid or not isinstance(vid, str):
-        return [Problem(rel, "no video_id", row=i, column=VIDEO_ID)]
-    problems = []
+        return [(VIDEO_ID, "no video_id")], None
+    found = []
     if vid in rows.seen:
-        problems.append(Problem(rel, "duplicate video id", row=i, video_id=vid))
-    found = check_row(row)
+        found.append((None, "duplicate video id"))
+    found += check_row(row)
     imported = None
     if manifest is not None:
         imported = manifest.clips.get(vid, ())
         if vid not in manifest.clips:
             found.append((VIDEO_ID, f"not in {MANIFEST}"))
-    found += check_clips(row, rule, imported)
-    problems += [Problem(rel, what, i, vid, col) for col, what in found]
+    checked = verified.clips.get(vid) if verified is not None else None
+    own, task = clip_task(index, row, rule, imported, checked)
     rows.add(vid, row)
-    return problems
+    return found + own, (rel, i, vid, task)

@@ -290,6 +290,7 @@ def _finish(
         render,
         validate_output=config.validate,
         nothing=nothing,
+        progress=config.progress,
     )
     manifest = known.manifest(finished.written)
     remuxed, re_encoded = known.counts(manifest)
