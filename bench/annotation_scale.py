@@ -19,6 +19,7 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from splice_build.demo import standin
@@ -46,17 +47,9 @@ def timed_parse(annotations: Path) -> float:
 
 def timed_build(annotations: Path, videos: Path, root: Path) -> tuple[float, dict]:
     start = time.perf_counter()
-    result = run_build(
-        BuildConfig(
-            annotations=annotations,
-            videos=videos,
-            out=root / "splice",
-            work=root / "work",
-            workers=1,
-            progress=True,  # the bar is what once cost O(videos) per video
-            validate=False,
-        )
-    )
+    # progress on (the default): the bar is what once cost O(videos) per video
+    config = BuildConfig(annotations, videos, root / "splice", root / "work", workers=1)
+    result = run_build(replace(config, validate=False))
     counts = result.report.counts
     return time.perf_counter() - start, {"included": counts.included, "skipped": counts.skipped}
 

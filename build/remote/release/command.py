@@ -3,7 +3,7 @@
 The release's files are found (`fetch`), grouped by video (`scan`) and each video made
 into clips (`convert`) on the build's executors, so ``--executor ray`` and the workers'
 dying with the driver are the build's. From there on an import is a build: the same
-shuffle, writer, card and validator (`pipeline.finish_build`). What the import wrote (each
+shuffle, writer, card and validator (`finish.finish_build`). What the import wrote (each
 clip's frames, duration and sha256, and the release files used with their sha256) goes
 into ``release_manifest.json``, against which ``splice validate`` checks the clips, since
 COIN's segment times say nothing about the authors' cuts.
@@ -53,7 +53,7 @@ from splice_build.remote.release.scan import (
 from splice_build.remote.release.tables import release_intro, release_sections
 from splice_build.running import ownership
 from splice_build.running.executors import add_executor_arguments, make_executor
-from splice_build.running.pipeline import finish_build
+from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import file_digest
 from splice_build.stages import ingest, select, shuffle
