@@ -40,6 +40,7 @@ from splice_metric import PAPER_METRICS, random_baseline
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
+from .paper_rows import render_paper
 from .predictions import describe_metadata
 from .scoring import Run, invalid_counts, read_runs, score_run
 
@@ -417,9 +418,14 @@ def _ci_pct(row: dict) -> str:
 
 
 def write_report(
-    prediction_files: Sequence[str | Path], build: str | Path, out: str | Path
+    prediction_files: Sequence[str | Path],
+    build: str | Path,
+    out: str | Path,
+    *,
+    paper: bool = False,
 ) -> Path:
-    """Score the files against the build; write report.md, report.json and PNG figures."""
+    """Score the files against the build; write report.md, report.json and PNG figures
+    (with ``paper``, the paper's published rows beside the report's own)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
@@ -436,7 +442,10 @@ def write_report(
                 figures[f"{what}:{config}"] = name
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     sources = [str(p) for p in prediction_files]
-    (out / "report.md").write_text(render_markdown(report, figures, sources), encoding="utf-8")
+    text = render_markdown(report, figures, sources)
+    if paper:
+        text += "\n" + render_paper(report)
+    (out / "report.md").write_text(text, encoding="utf-8")
     return out / "report.md"
 
 
@@ -447,12 +456,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
     parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help="add the paper's published rows (Tables 2-5, Section 7.5) beside yours",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
     try:
-        path = write_report(args.predictions, args.data, args.out)
+        path = write_report(args.predictions, args.data, args.out, paper=args.paper)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
