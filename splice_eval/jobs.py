@@ -20,7 +20,7 @@ import splice_dataset as schema
 import splice_metric
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
-from splice_eval import prompts
+from splice_eval import probes, prompts
 from splice_eval.chat import CallResult
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
 from splice_eval.redact import Redactor
@@ -222,6 +222,8 @@ class RunSettings:
     clips_as: str = "images"  # "video": one video item per clip; "images": sampled frames
     frames: FrameSpec = FrameSpec()
     limit: int | None = None
+    probe: str = probes.NONE  # what the model is shown of the sampled frames (``probes``)
+    probe_seed: int = probes.DEFAULT_SEED
 
 
 def iter_jobs(
@@ -246,9 +248,12 @@ def iter_jobs(
 def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
     def build() -> list[dict[str, Any]]:
         prompt = prompts.build_prompt(row, settings.config)
-        return prompts.to_chat_messages(
-            prompt, clips_as=settings.clips_as, frames=settings.frames.kwargs()
+        if settings.clips_as != "images" or settings.config == "text":
+            return prompts.to_chat_messages(prompt, clips_as=settings.clips_as)
+        frames = probes.probed_frames(
+            prompt, settings.frames.kwargs(), settings.probe, settings.probe_seed
         )
+        return prompts.to_chat_messages(prompt, clips_as="images", frames=frames)
 
     return build
 
