@@ -12,6 +12,7 @@ import numpy as np
 from splice_build.errors import require
 
 from .annotate import HUMAN_MODEL
+from .scoring import NO_PROBE
 
 # "": a file that does not say its config (another tool's; see predictions.iter_predictions)
 CONFIG_TITLES = {
@@ -37,7 +38,9 @@ def require_matplotlib():
 
 
 def _label(r: dict) -> str:
-    return f"{r['model']} ({CONFIG_TITLES[r['config']]})"
+    probe = r.get("probe", NO_PROBE)
+    tail = "" if probe == NO_PROBE else f", probe {probe}"
+    return f"{r['model']} ({CONFIG_TITLES[r['config']]}{tail})"
 
 
 def plot_by_clips(report: dict, path: Path) -> Path:

@@ -24,6 +24,7 @@ from .paper import (
     MetricTable,
     model_key,
 )
+from .scoring import NO_PROBE
 
 METRIC_NAMES = {
     "binary_accuracy": "Binary",
@@ -51,8 +52,13 @@ def _paper_row(rows: Sequence[tuple[str, tuple]], model: str) -> tuple | None:
     return None
 
 
+def _unprobed(report: dict) -> list[dict]:
+    """The runs the paper's rows compare with: those shown the frames as sampled."""
+    return [r for r in report["runs"] if r.get("probe", NO_PROBE) == NO_PROBE]
+
+
 def _yours(report: dict, model: str, config: str, metric: str) -> float | None:
-    for r in report["runs"]:
+    for r in _unprobed(report):
         if r["model"] == model and r["config"] == config:
             return r["overall"][metric]["mean"]
     return None
@@ -64,7 +70,7 @@ def metric_section(report: dict, table: MetricTable) -> list[str]:
     rows = [[f"{name} ({PAPER_NOTE})", *map(_num, values)] for name, values in table.rows]
     mine = [report["random_exact"][m] for _c, m in table.columns]
     rows += _pair(f"{RANDOM_ROW}, this build", mine, _paper_row(table.rows, "Random"), 4)
-    for model in sorted({r["model"] for r in report["runs"]}):
+    for model in sorted({r["model"] for r in _unprobed(report)}):
         paper = _paper_row(table.rows, model)
         if paper is not None:
             mine = [_yours(report, model, c, m) for c, m in table.columns]
@@ -99,7 +105,7 @@ def group_section(report: dict, table: GroupTable) -> list[str]:
     names = [name for name, _count in table.groups]
     rows = [["videos, paper", *(str(count) for _n, count in table.groups)]]
     rows += [[f"{name} ({PAPER_NOTE})", *(_num(v, 2) for v in vals)] for name, vals in table.rows]
-    video_runs = [r for r in report["runs"] if r["config"] == VISION]
+    video_runs = [r for r in _unprobed(report) if r["config"] == VISION]
     if video_runs:
         got = {g["group"]: g for g in video_runs[0]["reasoning_groups"]}
         rows.append(["videos, this build", *(str(got[n]["videos"]) for n in names)])
@@ -126,12 +132,12 @@ def adjacency_section(report: dict) -> list[str]:
     rows = []
     for fig in ADJACENCY:
         rows.append([f"{fig.who} ({fig.section}, {PAPER_NOTE})", _num(fig.adjacent_pct, 2), ""])
-        for run in report["runs"]:
+        for run in _unprobed(report):
             if run["config"] != VISION or model_key(run["model"]) != model_key(fig.model):
                 continue
             mine = 100 * run["adjacency"]["adjacent_rate"]
             rows.append([f"{run['model']}, yours", _num(mine, 2), _diff(mine, fig.adjacent_pct, 2)])
-    chance = [r["adjacency"]["chance"] for r in report["runs"] if r["config"] == VISION]
+    chance = [r["adjacency"]["chance"] for r in _unprobed(report) if r["config"] == VISION]
     if chance:
         mine = 100 * chance[0]
         paper_random = ADJACENCY[-1].adjacent_pct

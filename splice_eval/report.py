@@ -42,7 +42,8 @@ from .builddata import VideoMeta, read_meta
 from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
 from .paper_rows import render_paper
 from .predictions import describe_metadata
-from .scoring import Run, invalid_counts, read_runs, score_run
+from .probe_effects import compare_runs, markdown_section
+from .scoring import NO_PROBE, Run, invalid_counts, read_runs, score_run
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
@@ -56,8 +57,10 @@ def reasoning_groups() -> list[dict]:
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """One run per (model, config) across the files, sorted by model and config."""
-    return sorted(read_runs(paths, per_file=False), key=lambda r: (r.model, r.config))
+    """One run per (model, config, probe) across the files, sorted by model, config and
+    probe (``none`` first)."""
+    runs = read_runs(paths, per_file=False)
+    return sorted(runs, key=lambda r: (r.model, r.config, r.probe != NO_PROBE, r.probe))
 
 
 def references_of(videos: Sequence[VideoMeta]) -> dict[str, list[int]]:
@@ -157,6 +160,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
         "runs": [],
     }
     references = references_of(videos)
+    out["probes"] = [asdict(c) for c in compare_runs(runs, references)]
     for run in runs:
         overall = score_videos(run, videos)
         ci = overall["confidence_intervals"]
@@ -167,6 +171,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
             {
                 "model": run.model,
                 "config": run.config,
+                "probe": run.probe,
                 **invalid_counts(run, references).as_dict(),
                 "orders_from_raw": run.from_raw.rows,
                 "sources": [asdict(source) for source in run.sources],
@@ -212,6 +217,12 @@ def _pct(x: float) -> str:
     return "–" if x is None or math.isnan(x) else f"{100 * x:.2f}"
 
 
+def config_cell(r: dict) -> str:
+    """A run's config as the tables show it, with its probe when it has one."""
+    probe = r.get("probe", NO_PROBE)
+    return r["config"] if probe == NO_PROBE else f"{r['config']}, probe {probe}"
+
+
 def _row_order(runs: Sequence[dict]) -> list[str]:
     models = sorted({r["model"] for r in runs})
     first = [m for m in ("random", HUMAN_MODEL) if m in models]
@@ -224,7 +235,7 @@ def _configs(runs: Sequence[dict]) -> list[str]:
 
 
 def _metric_table(report: dict, metrics: Sequence[str]) -> str:
-    runs = report["runs"]
+    runs = [r for r in report["runs"] if r.get("probe", NO_PROBE) == NO_PROBE]  # probes: below
     configs = _configs(runs)
     cell = {(r["model"], r["config"]): r for r in runs}
     head = ["Model"] + [f"{CONFIG_TITLES[c]} {METRIC_TITLES[m]}" for c in configs for m in metrics]
@@ -315,6 +326,9 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
     ]
     if runs:
         out.append(_groups_table(runs))
+    probe_lines = markdown_section(report.get("probes", []))
+    if probe_lines:
+        out += ["", *probe_lines]
     return "\n".join(out) + "\n"
 
 
@@ -330,7 +344,7 @@ def _coverage_table(runs: Sequence[dict]) -> str:
         "order read from raw_output",
     )
     kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos", "orders_from_raw")
-    rows = [[r["model"], r["config"], *(str(r[k]) for k in kinds)] for r in runs]
+    rows = [[r["model"], config_cell(r), *(str(r[k]) for k in kinds)] for r in runs]
     return markdown_table(head, rows)
 
 
@@ -338,7 +352,7 @@ def _settings_table(runs: Sequence[dict]) -> str:
     rows = [
         [
             r["model"],
-            r["config"],
+            config_cell(r),
             f"`{Path(source['file']).name}`",
             describe_metadata(source["metadata"]).replace("|", "\\|"),
         ]
@@ -355,7 +369,7 @@ def _clips_table(report: dict) -> str:
     for r in report["runs"]:
         got = {row["key"]: row for row in r["by_clips"]}
         rows.append(
-            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in clip_keys)]
+            [r["model"], config_cell(r), *(_ci_pct(got[k]) if k in got else "–" for k in clip_keys)]
         )
     return markdown_table(["Model", "Config", *(f"{k} clips" for k in clip_keys)], rows)
 
@@ -370,7 +384,7 @@ def _breakdown_table(runs: Sequence[dict], what: str) -> str:
     for r in runs:
         got = {row["key"]: row for row in r[f"by_{what}"]}
         rows.append(
-            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in keys)]
+            [r["model"], config_cell(r), *(_ci_pct(got[k]) if k in got else "–" for k in keys)]
         )
     first = runs[0][f"by_{what}"] if runs else []
     rows.append(
@@ -387,7 +401,7 @@ def _adjacency_table(runs: Sequence[dict]) -> str:
         rows.append(
             [
                 r["model"],
-                r["config"],
+                config_cell(r),
                 str(a["videos"]),
                 str(a["valid"]),
                 _pct(a["adjacent_rate"]),
@@ -406,7 +420,8 @@ def _groups_table(runs: Sequence[dict]) -> str:
         [RANDOM_ROW, "", *(_pct(g["random"]) for g in g0)],
     ]
     rows += [
-        [r["model"], r["config"], *(_pct(g["binary"]) for g in r["reasoning_groups"])] for r in runs
+        [r["model"], config_cell(r), *(_pct(g["binary"]) for g in r["reasoning_groups"])]
+        for r in runs
     ]
     return markdown_table(head, rows)
 
