@@ -12,7 +12,7 @@ a prompt's clips and applies it, so every runner that sends frames probes the sa
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -63,12 +63,22 @@ def apply_probe(name: str, frames: Frames, seed: int, video_id: str, clip_index:
 
 
 def probed_frames(
-    prompt: Any, frame_kwargs: Mapping[str, Any], probe: str, seed: int
+    prompt: Any,
+    frame_kwargs: Mapping[str, Any],
+    probe: str,
+    seed: int,
+    sample: Callable[[Any, Mapping[str, Any]], Frames] | None = None,
 ) -> list[Frames]:
-    """Each clip of a prompt (``prompts.Prompt``) sampled with ``frame_kwargs`` and shown
-    through ``probe``: what ``prompts.to_chat_messages`` sends as images."""
+    """Each clip of a prompt (``prompts.Prompt``) sampled with ``frame_kwargs`` (by
+    ``sample``, e.g. ``FrameCache.sample``; else decoded afresh) and shown through
+    ``probe``: what ``prompts.to_chat_messages`` sends as images."""
     video_id = str(prompt.video_id)
+    sample = sample or _decode
     return [
-        apply_probe(probe, sample_frames(clip.clip, **frame_kwargs), seed, video_id, index)
+        apply_probe(probe, sample(clip.clip, frame_kwargs), seed, video_id, index)
         for index, clip in enumerate(prompt.clips)
     ]
+
+
+def _decode(clip: Any, frame_kwargs: Mapping[str, Any]) -> Frames:
+    return sample_frames(clip, **frame_kwargs)

@@ -38,7 +38,7 @@ import splice_dataset as schema
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
-from splice_eval import probes, prompts, scoring
+from splice_eval import frame_cache, probes, prompts, scoring
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.predictions import project_version
@@ -122,6 +122,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=probes.DEFAULT_SEED,
         help="seed of frame-shuffle's orders (default %(default)s)",
+    )
+    parser.add_argument(
+        "--frame-cache",
+        type=Path,
+        default=None,
+        help="folder of sampled frames kept between runs, so a sweep decodes each clip "
+        "once (default $SPLICE_FRAME_CACHE, else ~/.cache/splice/frames; safe to delete)",
+    )
+    parser.add_argument(
+        "--no-frame-cache", action="store_true", help="decode every clip afresh, keep nothing"
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
     parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
@@ -227,6 +237,8 @@ def _check_options(args: argparse.Namespace) -> None:
             "--frames applies to --as images with a video config "
             f"(got --as {args.clips_as}, --config {args.config})"
         )
+    if args.frame_cache is not None and args.no_frame_cache:
+        raise UserError("--frame-cache and --no-frame-cache: give one of them")
     if args.probe != probes.NONE and (args.clips_as == "video" or args.config == "text"):
         raise UserError(
             f"--probe {args.probe} changes sampled frames: it needs --as images and a video "
@@ -260,6 +272,9 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         limit=args.limit,
         probe=args.probe,
         probe_seed=args.probe_seed,
+        frame_cache=None
+        if args.no_frame_cache
+        else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir()),
     )
     redactor = Redactor()
     caller = ChatCaller(

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import splice_dataset as schema
-from splice_eval import sampling
+from splice_eval import frame_cache, sampling
+from splice_eval.frame_cache import FrameCache
 from tests.test_lmms_task import TASK_DIR, docs, lmms, load_task_yaml, run_lmms, utils
 
 __all__ = ["lmms", "utils"]  # fixtures, used by name
@@ -41,6 +42,7 @@ def test_variant_yaml_names_the_probe_functions(task):
 
 def test_probed_clip_files_show_what_the_probe_says(demo_build, utils, tmp_path, monkeypatch):
     monkeypatch.setenv(utils.CLIP_CACHE_ENV, str(tmp_path / "clips"))
+    monkeypatch.setenv(frame_cache.CACHE_ENV, str(tmp_path / "frames"))
     doc = docs(demo_build, "video", utils)[0]
     plain = utils.doc_to_visual(doc)
     sampled = [sampling.sample_frames(p, **utils.PROBE_FRAMES.kwargs()).frames for p in plain]
@@ -72,6 +74,9 @@ def test_probed_clip_files_show_what_the_probe_says(demo_build, utils, tmp_path,
             np.abs(rev[0].astype(int) - first[:h, :w]).mean()
             < np.abs(rev[0].astype(int) - last[:h, :w]).mean()
         )
+    # four probes, one decode per clip: the frame cache holds one entry per clip
+    cached = FrameCache(tmp_path / "frames").entries()
+    assert len(cached) == len(plain)
     # the chat messages carry the probed files, after the same headings
     messages = utils.doc_to_messages_blind(doc, {"pre_prompt": "", "post_prompt": ""})
     urls = [c["url"] for c in messages[0]["content"] if c["type"] == "video"]

@@ -23,7 +23,7 @@ import datasets
 
 import splice_dataset as schema
 import splice_metric
-from splice_eval import probes, prompts, sampling, scoring
+from splice_eval import frame_cache, probes, prompts, sampling, scoring
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
@@ -142,19 +142,21 @@ PROBE_VIDEO_FPS = 1
 
 def probed_visual(doc: dict[str, Any], probe: str) -> list[str]:
     """Paths of the row's clips as ``probe`` shows them: each clip's frames sampled with
-    ``PROBE_FRAMES``, passed through ``probes.apply_probe`` (seed ``probes.DEFAULT_SEED``)
-    and written once as an MP4 under the clip cache's ``probe-<name>`` folder (same file
-    names as the clips, so a name tells nothing about the order)."""
+    ``PROBE_FRAMES`` (through the frame cache, ``$SPLICE_FRAME_CACHE``), passed through
+    ``probes.apply_probe`` (seed ``probes.DEFAULT_SEED``) and written once as an MP4 under
+    the clip cache's ``probe-<name>`` folder (same file names as the clips, so a name tells
+    nothing about the order)."""
     paths = doc_to_visual(doc)
     if probe == probes.NONE or not paths:
         return paths
     video_id = str(doc[schema.VIDEO_ID])
     folder = clip_cache_dir() / f"probe-{probe}" / video_id
+    cache = frame_cache.FrameCache(frame_cache.default_dir())
     out = []
     for index, path in enumerate(paths):
         target = folder / Path(path).name
         if not target.exists():
-            frames = sampling.sample_frames(path, **PROBE_FRAMES.kwargs())
+            frames = cache.sample(path, PROBE_FRAMES.kwargs())
             shown = probes.apply_probe(probe, frames, probes.DEFAULT_SEED, video_id, index)
             write_frames_video(shown.frames, target)
         out.append(str(target))
