@@ -39,7 +39,15 @@ from splice_metric import PAPER_METRICS, random_baseline
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
+from .figures import (
+    CONFIG_TITLES,
+    RANDOM_ROW,
+    config_cell,
+    plot_by_clips,
+    plot_by_key,
+    plot_probes,
+    require_matplotlib,
+)
 from .paper_rows import render_paper
 from .predictions import describe_metadata
 from .probe_effects import compare_runs, markdown_section
@@ -217,12 +225,6 @@ def _pct(x: float) -> str:
     return "–" if x is None or math.isnan(x) else f"{100 * x:.2f}"
 
 
-def config_cell(r: dict) -> str:
-    """A run's config as the tables show it, with its probe when it has one."""
-    probe = r.get("probe", NO_PROBE)
-    return r["config"] if probe == NO_PROBE else f"{r['config']}, probe {probe}"
-
-
 def _row_order(runs: Sequence[dict]) -> list[str]:
     models = sorted({r["model"] for r in runs})
     first = [m for m in ("random", HUMAN_MODEL) if m in models]
@@ -329,6 +331,8 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
     probe_lines = markdown_section(report.get("probes", []))
     if probe_lines:
         out += ["", *probe_lines]
+    if "probes" in figures:
+        out += ["", f"![what each probe costs]({figures['probes']})"]
     return "\n".join(out) + "\n"
 
 
@@ -455,6 +459,8 @@ def write_report(
                 name = f"accuracy_by_{what}_{config or 'config_not_stated'}.png"
                 plot_by_key(report, what, config, out / name)
                 figures[f"{what}:{config}"] = name
+    if report["probes"]:
+        figures["probes"] = plot_probes(report, out / "probes.png").name
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     sources = [str(p) for p in prediction_files]
     text = render_markdown(report, figures, sources)

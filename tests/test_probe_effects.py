@@ -15,6 +15,7 @@ from splice_eval.builddata import read_meta
 from splice_eval.predictions import Prediction, write_predictions
 from splice_eval.scoring import Run, read_runs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
+from tests.test_report import assert_real_png
 
 TRUTH = {f"v{i}": [1, 2, 3, 4] for i in range(40)}
 
@@ -139,5 +140,7 @@ def test_score_and_report_put_probes_side_by_side(demo_build, tmp_path, capsys):
     assert f"| m | video | blind | 1.0000 → {identity_right:.4f} (" in md
     assert f"- {line}" in md
     assert "| m | video, probe blind |" in md  # the other tables name the probe
+    assert "![what each probe costs](probes.png)" in md
+    assert_real_png(report_dir / "probes.png")
     # Table 2's layout holds the unprobed run only
     assert [r["probe"] for r in data["runs"]] == ["none", "blind"]
