@@ -12,6 +12,7 @@ import numpy as np
 from splice_build.errors import require
 
 from .annotate import HUMAN_MODEL
+from .scoring import NO_PROBE
 
 # "": a file that does not say its config (another tool's; see predictions.iter_predictions)
 CONFIG_TITLES = {
@@ -37,7 +38,15 @@ def require_matplotlib():
 
 
 def _label(r: dict) -> str:
-    return f"{r['model']} ({CONFIG_TITLES[r['config']]})"
+    probe = r.get("probe", NO_PROBE)
+    tail = "" if probe == NO_PROBE else f", probe {probe}"
+    return f"{r['model']} ({CONFIG_TITLES[r['config']]}{tail})"
+
+
+def config_cell(r: dict) -> str:
+    """A run's config as the tables show it, with its probe when it has one."""
+    probe = r.get("probe", NO_PROBE)
+    return r["config"] if probe == NO_PROBE else f"{r['config']}, probe {probe}"
 
 
 def plot_by_clips(report: dict, path: Path) -> Path:
@@ -82,7 +91,9 @@ def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
         err = np.array(
             [[got[k]["mean"] - got[k]["lo"], got[k]["hi"] - got[k]["mean"]] for k in keys]
         ).T
-        ax.bar(x - 0.4 + width * (i + 0.5), mean, width, yerr=err, capsize=2, label=r["model"])
+        probe = r.get("probe", NO_PROBE)
+        name = r["model"] if probe == NO_PROBE else f"{r['model']}, probe {probe}"
+        ax.bar(x - 0.4 + width * (i + 0.5), mean, width, yerr=err, capsize=2, label=name)
     rand = {row["key"]: row["random"] for row in runs[0][f"by_{what}"]} if runs else {}
     for j, k in enumerate(keys):
         ax.hlines(
@@ -111,6 +122,36 @@ def plot_by_key(report: dict, what: str, config: str, path: Path) -> Path:
     ax.set_title(f"Binary accuracy by {what}, {CONFIG_TITLES[config]}")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+PROBE_PANEL_METRICS = ("binary_accuracy", "hamming_accuracy")
+
+
+def plot_probes(report: dict, path: Path) -> Path:
+    """The probe panel: per probed run, the change against its model's ``none`` run in
+    binary and Hamming accuracy, with the paired 95% bootstrap interval."""
+    plt = _pyplot()
+    comparisons = report["probes"]
+    names = [f"{c['model']} ({c['config']})\n{c['probe']}" for c in comparisons]
+    fig, axes = plt.subplots(
+        1, len(PROBE_PANEL_METRICS), figsize=(max(9, 1.2 * len(names) + 3), 4.8), dpi=100
+    )
+    x = np.arange(len(names))
+    for ax, metric in zip(axes, PROBE_PANEL_METRICS, strict=True):
+        changes = [next(ch for ch in c["changes"] if ch["metric"] == metric) for c in comparisons]
+        delta = np.array([ch["delta"] for ch in changes])
+        err = np.array([[ch["delta"] - ch["lo"], ch["hi"] - ch["delta"]] for ch in changes]).T
+        ax.bar(x, delta, 0.6, yerr=err, capsize=3)
+        ax.axhline(0, color="gray", linewidth=1)
+        ax.set_xticks(x)
+        ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+        ax.set_ylabel(f"{metric}: probed - none")
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle("What each probe costs (paired 95% intervals by video)")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -20,8 +20,9 @@ import splice_dataset as schema
 import splice_metric
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
-from splice_eval import prompts
+from splice_eval import probes, prompts
 from splice_eval.chat import CallResult
+from splice_eval.frame_cache import FrameCache
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
 from splice_eval.redact import Redactor
 from splice_eval.resume import append_line, is_answered, load_previous
@@ -222,6 +223,9 @@ class RunSettings:
     clips_as: str = "images"  # "video": one video item per clip; "images": sampled frames
     frames: FrameSpec = FrameSpec()
     limit: int | None = None
+    probe: str = probes.NONE  # what the model is shown of the sampled frames (``probes``)
+    probe_seed: int = probes.DEFAULT_SEED
+    frame_cache: FrameCache | None = None  # sampled frames kept on disk (``--frame-cache``)
 
 
 def iter_jobs(
@@ -246,9 +250,17 @@ def iter_jobs(
 def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
     def build() -> list[dict[str, Any]]:
         prompt = prompts.build_prompt(row, settings.config)
-        return prompts.to_chat_messages(
-            prompt, clips_as=settings.clips_as, frames=settings.frames.kwargs()
+        if settings.clips_as != "images" or settings.config == "text":
+            return prompts.to_chat_messages(prompt, clips_as=settings.clips_as)
+        cache = settings.frame_cache
+        frames = probes.probed_frames(
+            prompt,
+            settings.frames.kwargs(),
+            settings.probe,
+            settings.probe_seed,
+            sample=cache.sample if cache is not None else None,
         )
+        return prompts.to_chat_messages(prompt, clips_as="images", frames=frames)
 
     return build
 

@@ -37,12 +37,16 @@ from typing import Any
 
 from splice_build.errors import UserError, read_text
 from splice_dataset import CONFIGS
+from splice_eval import probes
 
 FIELDS = ("video_id", "config", "model", "raw_output", "order")  # the rest is `extra`
 METADATA_KEY = "splice_metadata"
 # Metadata that may differ between runs appending to one file: where the server was and
 # which release asked do not change what the answers mean; everything else does.
 VOLATILE_METADATA = frozenset({"endpoint", "splice_version", "created"})
+# Settings recorded only since a later release, with what a file written before meant: a
+# file without them was made under these values, so resuming it with them is no change.
+METADATA_DEFAULTS = {"probe": probes.NONE, "probe_seed": probes.DEFAULT_SEED}
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output
 _CAP_WORDS = "characters cut by splice: raw_output keeps"
 _CAP_MARKER = re.compile(rf"\n\[\.\.\. \d+ {_CAP_WORDS} \d+ from each end \.\.\.\]\n")
@@ -90,8 +94,9 @@ def metadata_line(metadata: dict[str, Any]) -> str:
 def metadata_conflict(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """The first setting (by name) on which two files' metadata differ, or None."""
     for key in sorted((set(old) | set(new)) - VOLATILE_METADATA):
-        if old.get(key) != new.get(key):
-            return f"{key} {old.get(key)!r} (in the file) vs {new.get(key)!r} (this run)"
+        was, now = (m.get(key, METADATA_DEFAULTS.get(key)) for m in (old, new))
+        if was != now:
+            return f"{key} {was!r} (in the file) vs {now!r} (this run)"
     return None
 
 

@@ -39,9 +39,19 @@ from splice_metric import PAPER_METRICS, random_baseline
 
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
-from .figures import CONFIG_TITLES, RANDOM_ROW, plot_by_clips, plot_by_key, require_matplotlib
+from .figures import (
+    CONFIG_TITLES,
+    RANDOM_ROW,
+    config_cell,
+    plot_by_clips,
+    plot_by_key,
+    plot_probes,
+    require_matplotlib,
+)
+from .paper_rows import render_paper
 from .predictions import describe_metadata
-from .scoring import Run, invalid_counts, read_runs, score_run
+from .probe_effects import compare_runs, markdown_section
+from .scoring import NO_PROBE, Run, invalid_counts, read_runs, score_run
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
@@ -55,8 +65,10 @@ def reasoning_groups() -> list[dict]:
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """One run per (model, config) across the files, sorted by model and config."""
-    return sorted(read_runs(paths, per_file=False), key=lambda r: (r.model, r.config))
+    """One run per (model, config, probe) across the files, sorted by model, config and
+    probe (``none`` first)."""
+    runs = read_runs(paths, per_file=False)
+    return sorted(runs, key=lambda r: (r.model, r.config, r.probe != NO_PROBE, r.probe))
 
 
 def references_of(videos: Sequence[VideoMeta]) -> dict[str, list[int]]:
@@ -156,6 +168,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
         "runs": [],
     }
     references = references_of(videos)
+    out["probes"] = [asdict(c) for c in compare_runs(runs, references)]
     for run in runs:
         overall = score_videos(run, videos)
         ci = overall["confidence_intervals"]
@@ -166,6 +179,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
             {
                 "model": run.model,
                 "config": run.config,
+                "probe": run.probe,
                 **invalid_counts(run, references).as_dict(),
                 "orders_from_raw": run.from_raw.rows,
                 "sources": [asdict(source) for source in run.sources],
@@ -223,7 +237,7 @@ def _configs(runs: Sequence[dict]) -> list[str]:
 
 
 def _metric_table(report: dict, metrics: Sequence[str]) -> str:
-    runs = report["runs"]
+    runs = [r for r in report["runs"] if r.get("probe", NO_PROBE) == NO_PROBE]  # probes: below
     configs = _configs(runs)
     cell = {(r["model"], r["config"]): r for r in runs}
     head = ["Model"] + [f"{CONFIG_TITLES[c]} {METRIC_TITLES[m]}" for c in configs for m in metrics]
@@ -314,6 +328,11 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
     ]
     if runs:
         out.append(_groups_table(runs))
+    probe_lines = markdown_section(report.get("probes", []))
+    if probe_lines:
+        out += ["", *probe_lines]
+    if "probes" in figures:
+        out += ["", f"![what each probe costs]({figures['probes']})"]
     return "\n".join(out) + "\n"
 
 
@@ -329,7 +348,7 @@ def _coverage_table(runs: Sequence[dict]) -> str:
         "order read from raw_output",
     )
     kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos", "orders_from_raw")
-    rows = [[r["model"], r["config"], *(str(r[k]) for k in kinds)] for r in runs]
+    rows = [[r["model"], config_cell(r), *(str(r[k]) for k in kinds)] for r in runs]
     return markdown_table(head, rows)
 
 
@@ -337,7 +356,7 @@ def _settings_table(runs: Sequence[dict]) -> str:
     rows = [
         [
             r["model"],
-            r["config"],
+            config_cell(r),
             f"`{Path(source['file']).name}`",
             describe_metadata(source["metadata"]).replace("|", "\\|"),
         ]
@@ -354,7 +373,7 @@ def _clips_table(report: dict) -> str:
     for r in report["runs"]:
         got = {row["key"]: row for row in r["by_clips"]}
         rows.append(
-            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in clip_keys)]
+            [r["model"], config_cell(r), *(_ci_pct(got[k]) if k in got else "–" for k in clip_keys)]
         )
     return markdown_table(["Model", "Config", *(f"{k} clips" for k in clip_keys)], rows)
 
@@ -369,7 +388,7 @@ def _breakdown_table(runs: Sequence[dict], what: str) -> str:
     for r in runs:
         got = {row["key"]: row for row in r[f"by_{what}"]}
         rows.append(
-            [r["model"], r["config"], *(_ci_pct(got[k]) if k in got else "–" for k in keys)]
+            [r["model"], config_cell(r), *(_ci_pct(got[k]) if k in got else "–" for k in keys)]
         )
     first = runs[0][f"by_{what}"] if runs else []
     rows.append(
@@ -386,7 +405,7 @@ def _adjacency_table(runs: Sequence[dict]) -> str:
         rows.append(
             [
                 r["model"],
-                r["config"],
+                config_cell(r),
                 str(a["videos"]),
                 str(a["valid"]),
                 _pct(a["adjacent_rate"]),
@@ -405,7 +424,8 @@ def _groups_table(runs: Sequence[dict]) -> str:
         [RANDOM_ROW, "", *(_pct(g["random"]) for g in g0)],
     ]
     rows += [
-        [r["model"], r["config"], *(_pct(g["binary"]) for g in r["reasoning_groups"])] for r in runs
+        [r["model"], config_cell(r), *(_pct(g["binary"]) for g in r["reasoning_groups"])]
+        for r in runs
     ]
     return markdown_table(head, rows)
 
@@ -417,9 +437,14 @@ def _ci_pct(row: dict) -> str:
 
 
 def write_report(
-    prediction_files: Sequence[str | Path], build: str | Path, out: str | Path
+    prediction_files: Sequence[str | Path],
+    build: str | Path,
+    out: str | Path,
+    *,
+    paper: bool = False,
 ) -> Path:
-    """Score the files against the build; write report.md, report.json and PNG figures."""
+    """Score the files against the build; write report.md, report.json and PNG figures
+    (with ``paper``, the paper's published rows beside the report's own)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
@@ -434,9 +459,14 @@ def write_report(
                 name = f"accuracy_by_{what}_{config or 'config_not_stated'}.png"
                 plot_by_key(report, what, config, out / name)
                 figures[f"{what}:{config}"] = name
+    if report["probes"]:
+        figures["probes"] = plot_probes(report, out / "probes.png").name
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     sources = [str(p) for p in prediction_files]
-    (out / "report.md").write_text(render_markdown(report, figures, sources), encoding="utf-8")
+    text = render_markdown(report, figures, sources)
+    if paper:
+        text += "\n" + render_paper(report)
+    (out / "report.md").write_text(text, encoding="utf-8")
     return out / "report.md"
 
 
@@ -447,12 +477,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
     parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help="add the paper's published rows (Tables 2-5, Section 7.5) beside yours",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
     try:
-        path = write_report(args.predictions, args.data, args.out)
+        path = write_report(args.predictions, args.data, args.out, paper=args.paper)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")

@@ -38,7 +38,7 @@ import splice_dataset as schema
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
-from splice_eval import prompts, scoring
+from splice_eval import frame_cache, probes, prompts, scoring
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.predictions import project_version
@@ -108,6 +108,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="images",
         help="send each clip as one video item (vLLM's video_url) or as sampled frames "
         "(base64 images; works with every OpenAI-compatible endpoint). Default: images",
+    )
+    parser.add_argument(
+        "--probe",
+        choices=probes.PROBES,
+        default=probes.NONE,
+        help="what the model is shown of each clip's sampled frames: single-frame (the "
+        "middle one), frame-shuffle (seeded order), reversed, blind (mid-grey frames, same "
+        "prompt) or none (default); needs --as images and a video config",
+    )
+    parser.add_argument(
+        "--probe-seed",
+        type=int,
+        default=probes.DEFAULT_SEED,
+        help="seed of frame-shuffle's orders (default %(default)s)",
+    )
+    parser.add_argument(
+        "--frame-cache",
+        type=Path,
+        default=None,
+        help="folder of sampled frames kept between runs, so a sweep decodes each clip "
+        "once (default $SPLICE_FRAME_CACHE, else ~/.cache/splice/frames; safe to delete)",
+    )
+    parser.add_argument(
+        "--no-frame-cache", action="store_true", help="decode every clip afresh, keep nothing"
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
     parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
@@ -188,6 +212,8 @@ def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, A
             if args.config != "text" and settings.clips_as == "images"
             else None
         ),
+        "probe": settings.probe,
+        "probe_seed": settings.probe_seed,
         "sampling": {"max_tokens": args.max_tokens, "temperature": args.temperature},
         "splice_version": project_version(),
     }
@@ -210,6 +236,13 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UserError(
             "--frames applies to --as images with a video config "
             f"(got --as {args.clips_as}, --config {args.config})"
+        )
+    if args.frame_cache is not None and args.no_frame_cache:
+        raise UserError("--frame-cache and --no-frame-cache: give one of them")
+    if args.probe != probes.NONE and (args.clips_as == "video" or args.config == "text"):
+        raise UserError(
+            f"--probe {args.probe} changes sampled frames: it needs --as images and a video "
+            f"config (got --as {args.clips_as}, --config {args.config})"
         )
     parts = urllib.parse.urlsplit(args.endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -237,6 +270,11 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         clips_as=args.clips_as,
         frames=args.frames or FrameSpec(),
         limit=args.limit,
+        probe=args.probe,
+        probe_seed=args.probe_seed,
+        frame_cache=None
+        if args.no_frame_cache
+        else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir()),
     )
     redactor = Redactor()
     caller = ChatCaller(
@@ -258,6 +296,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     print(
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
+        f"probe {settings.probe}, "
         f"out {args.out}",
         file=sys.stderr,
     )

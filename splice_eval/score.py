@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
-from splice_eval.scoring import OrdersFromRaw, Run, invalid_counts
+from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
+from splice_eval.scoring import NO_PROBE, OrdersFromRaw, Run, invalid_counts
 from splice_eval.scoring import read_runs as read_runs_of
 from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
@@ -108,7 +109,7 @@ def score_run(
                 expected = dict(sorted(by["random_baseline"]["by_group"].items()))
                 result["random_baseline"].setdefault("by_group", {})[column] = expected
     source = run.sources[0]
-    head = {"file": source.file, "model": run.model, "config": run.config}
+    head = {"file": source.file, "model": run.model, "config": run.config, "probe": run.probe}
     return {**head, "metadata": source.metadata, **result}
 
 
@@ -131,8 +132,32 @@ def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def run_name(r: dict[str, Any]) -> str:
+    """A run's name in the tables: file, model, config and any probe."""
+    probe = r.get("probe", NO_PROBE)
+    tail = "" if probe == NO_PROBE else f" [probe {probe}]"
+    return f"{Path(r['file']).name}:{r['model']}/{r['config'] or '?'}{tail}"
+
+
+def render_probes(comparisons: Sequence[ProbeComparison]) -> str:
+    """Each probed run against its model's ``none`` run: the change in every metric with
+    its paired bootstrap interval, then one sentence per model and probe."""
+    if not comparisons:
+        return ""
+    lines = ["probes against none (probed - none, paired bootstrap 95% interval by video)"]
+    for cmp in comparisons:
+        lines.append(f"{cmp.model}/{cmp.config} [probe {cmp.probe}], {cmp.videos} videos:")
+        lines += [
+            f"  {c.metric:<17} {c.none:.4f} -> {c.probed:.4f}  {c.delta:+.4f} "
+            f"[{c.lo:+.4f}, {c.hi:+.4f}]"
+            for c in cmp.changes
+        ]
+    lines += [""] + [sentence(cmp) for cmp in comparisons]
+    return "\n".join(lines)
+
+
 def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
-    rows = [(f"{Path(r['file']).name}:{r['model']}/{r['config'] or '?'}", r) for r in results]
+    rows = [(run_name(r), r) for r in results]
     if results and "random_baseline" in results[0]:
         rows.append(("random (expected)", results[0]["random_baseline"]))
     parts = [format_table("run", rows)]
@@ -204,10 +229,18 @@ def run(args: argparse.Namespace) -> int:
         ]
     except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
+    comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
     print(render(results, args.groups))
+    if comparisons:
+        print("\n" + render_probes(comparisons))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"data": str(args.data), "videos": len(answers.references), "runs": results}
+        payload = {
+            "data": str(args.data),
+            "videos": len(answers.references),
+            "runs": results,
+            "probes": [asdict(c) | {"sentence": sentence(c)} for c in comparisons],
+        }
         args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
         print(f"\nwrote {args.json}")
     return 0

@@ -24,6 +24,7 @@ from typing import Any
 import splice_metric
 from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
+from splice_eval.probes import NONE as NO_PROBE
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ def order_of(pred: Prediction) -> tuple[list[int] | None, bool]:
     return splice_metric.parse_order(pred.raw_output), True
 
 
+def probe_of(metadata: dict[str, Any] | None) -> str:
+    """The probe a file's answers were produced under; files that record none (other tools',
+    older runs) were shown the frames as sampled."""
+    return str((metadata or {}).get("probe") or NO_PROBE)
+
+
 @dataclass(frozen=True)
 class Source:
     """A prediction file a run was read from, with its metadata line (None: it has none)."""
@@ -70,6 +77,7 @@ class Run:
     config: str = ""
     sources: tuple[Source, ...] = ()
     from_raw: OrdersFromRaw = OrdersFromRaw()
+    probe: str = NO_PROBE  # the run condition (``probes``) its files' metadata records
 
     @classmethod
     def of(
@@ -78,6 +86,7 @@ class Run:
         model: str = "",
         config: str = "",
         sources: tuple[Source, ...] = (),
+        probe: str = NO_PROBE,
     ) -> Run:
         """The run of predictions of one model and config; a video predicted twice is
         refused, as in a file. Rows without an order are read from their raw output."""
@@ -93,7 +102,7 @@ class Run:
             if p.extra.get("error"):
                 errors.add(p.video_id)
         counted = OrdersFromRaw(from_raw, readable)
-        return cls(orders, frozenset(errors), model, config, sources, counted)
+        return cls(orders, frozenset(errors), model, config, sources, counted, probe)
 
     def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
         """Videos the run predicts that the references do not hold, sorted."""
@@ -166,16 +175,16 @@ class _Group:
 
 def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
     """The runs in prediction files, in the order they first appear: one per (file, model,
-    config) with ``per_file``, else one per (model, config) across files. A video predicted
-    twice within a run, or a file without predictions, raises naming the file."""
-    groups: dict[tuple[str, str, str], _Group] = {}
+    config) with ``per_file``, else one per (model, config, probe) across files. A video
+    predicted twice within a run, or a file without predictions, raises naming the file."""
+    groups: dict[tuple[str, str, str, str], _Group] = {}
     for path in map(Path, paths):
         metadata = read_metadata(path)
         predictions = read_predictions(path)
         if not predictions:
             raise UserError(f"{path}: no predictions")
         for pred in predictions:
-            key = (str(path) if per_file else "", pred.model, pred.config)
+            key = (str(path) if per_file else "", pred.model, pred.config, probe_of(metadata))
             group = groups.setdefault(key, _Group())
             if pred.video_id in group.seen:
                 raise UserError(
@@ -187,6 +196,6 @@ def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
             if not group.sources or group.sources[-1].file != str(path):
                 group.sources.append(Source(str(path), metadata))
     return [
-        Run.of(g.predictions, model=model, config=config, sources=tuple(g.sources))
-        for (_, model, config), g in groups.items()
+        Run.of(g.predictions, model=model, config=config, sources=tuple(g.sources), probe=probe)
+        for (_, model, config, probe), g in groups.items()
     ]

@@ -30,6 +30,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.fixture(autouse=True, scope="session")
+def frame_cache_of_the_session(tmp_path_factory: pytest.TempPathFactory):
+    """``splice run``'s default frame cache in a folder of this session, never the user's
+    (tests that test the cache give their own folder)."""
+    folder = tmp_path_factory.mktemp("frame-cache")
+    old = os.environ.get("SPLICE_FRAME_CACHE")
+    os.environ["SPLICE_FRAME_CACHE"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("SPLICE_FRAME_CACHE", None)
+    else:
+        os.environ["SPLICE_FRAME_CACHE"] = old
+
+
 @pytest.fixture(scope="session")
 def coin_dir() -> Path:
     return TEST_COIN_DIR

@@ -23,7 +23,7 @@ import datasets
 
 import splice_dataset as schema
 import splice_metric
-from splice_eval import prompts, sampling, scoring
+from splice_eval import frame_cache, probes, prompts, sampling, scoring
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
@@ -132,6 +132,97 @@ def doc_to_visual(doc: dict[str, Any]) -> list[str]:
     return paths
 
 
+# --- probes (``splice_eval.probes``): the task variants splice_video_<probe> -------------
+
+# The frames a probe variant samples: the paper's 1 fps / 448 px (``splice run``'s default),
+# written back as a video at that rate, so a model reading the file sees those frames.
+PROBE_FRAMES = sampling.FrameSpec()
+PROBE_VIDEO_FPS = 1
+
+
+def probed_visual(doc: dict[str, Any], probe: str) -> list[str]:
+    """Paths of the row's clips as ``probe`` shows them: each clip's frames sampled with
+    ``PROBE_FRAMES`` (through the frame cache, ``$SPLICE_FRAME_CACHE``), passed through
+    ``probes.apply_probe`` (seed ``probes.DEFAULT_SEED``) and written once as an MP4 under
+    the clip cache's ``probe-<name>`` folder (same file names as the clips, so a name tells
+    nothing about the order)."""
+    paths = doc_to_visual(doc)
+    if probe == probes.NONE or not paths:
+        return paths
+    video_id = str(doc[schema.VIDEO_ID])
+    folder = clip_cache_dir() / f"probe-{probe}" / video_id
+    cache = frame_cache.FrameCache(frame_cache.default_dir())
+    out = []
+    for index, path in enumerate(paths):
+        target = folder / Path(path).name
+        if not target.exists():
+            frames = cache.sample(path, PROBE_FRAMES.kwargs())
+            shown = probes.apply_probe(probe, frames, probes.DEFAULT_SEED, video_id, index)
+            write_frames_video(shown.frames, target)
+        out.append(str(target))
+    return out
+
+
+def write_frames_video(frames: Any, path: Path) -> Path:
+    """uint8 (T, H, W, 3) frames as an H.264 MP4 at ``PROBE_VIDEO_FPS``, written atomically
+    (parallel ranks never read half a file). yuv420p needs even sides: an odd last row or
+    column is dropped."""
+    import av
+
+    height, width = (frames.shape[1] // 2) * 2, (frames.shape[2] // 2) * 2
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with av.open(str(tmp), "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=PROBE_VIDEO_FPS)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for image in frames:
+            frame = av.VideoFrame.from_ndarray(image[:height, :width].copy(), format="rgb24")
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    tmp.replace(path)
+    return path
+
+
+def doc_to_visual_single_frame(doc: dict[str, Any]) -> list[str]:
+    return probed_visual(doc, "single-frame")
+
+
+def doc_to_visual_frame_shuffle(doc: dict[str, Any]) -> list[str]:
+    return probed_visual(doc, "frame-shuffle")
+
+
+def doc_to_visual_reversed(doc: dict[str, Any]) -> list[str]:
+    return probed_visual(doc, "reversed")
+
+
+def doc_to_visual_blind(doc: dict[str, Any]) -> list[str]:
+    return probed_visual(doc, "blind")
+
+
+def doc_to_messages_single_frame(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+) -> list[dict]:
+    return doc_to_messages(doc, lmms_eval_specific_kwargs, "single-frame")
+
+
+def doc_to_messages_frame_shuffle(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+) -> list[dict]:
+    return doc_to_messages(doc, lmms_eval_specific_kwargs, "frame-shuffle")
+
+
+def doc_to_messages_reversed(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+) -> list[dict]:
+    return doc_to_messages(doc, lmms_eval_specific_kwargs, "reversed")
+
+
+def doc_to_messages_blind(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+) -> list[dict]:
+    return doc_to_messages(doc, lmms_eval_specific_kwargs, "blind")
+
+
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None) -> str:
     """The paper's prompt. For video configs the clips' headings ("Video 1" ..., with their
     captions for video_text) follow the instruction, in the order doc_to_visual gives the
@@ -145,14 +236,14 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = No
 
 
 def doc_to_messages(
-    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None, probe: str = probes.NONE
 ) -> list[dict[str, Any]]:
     """Chat models: the instruction, then each clip after its heading, interleaved (the
     layout of ``splice_eval.prompts.to_chat_messages``, in lmms-eval's content format)."""
     prompt = prompts.build_prompt(doc, config_of(doc))
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":
-        for item, path in zip(prompt.clips, doc_to_visual(doc), strict=True):
+        for item, path in zip(prompt.clips, probed_visual(doc, probe), strict=True):
             content.append({"type": "text", "text": item.heading})
             content.append({"type": "video", "url": path})
     return [{"role": "user", "content": content}]

@@ -1,0 +1,170 @@
+"""``splice report --paper``: the paper's published rows (``splice_eval.paper``) beside the
+report's own, with the difference wherever a run's model matches a paper row by name.
+
+A difference is yours minus the paper's. It compares a user's build, frames and prompts
+with the authors' release and frame settings, so it says whether a setup reproduces the
+paper, not which model is better.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from splice_build.output.card import markdown_table
+
+from .figures import CONFIG_TITLES, RANDOM_ROW
+from .paper import (
+    ADJACENCY,
+    GROUP_TABLES,
+    METRIC_TABLES,
+    PAPER_NOTE,
+    VISION,
+    GroupTable,
+    MetricTable,
+    model_key,
+)
+from .scoring import NO_PROBE
+
+METRIC_NAMES = {
+    "binary_accuracy": "Binary",
+    "hamming_accuracy": "Hamming",
+    "lcs_ratio": "LCS",
+    "edit_distance": "Edit",
+}
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    return "–" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _diff(mine: float | None, paper: float | None, digits: int = 4) -> str:
+    if mine is None or paper is None or math.isnan(mine):
+        return "–"
+    return f"{mine - paper:+.{digits}f}"
+
+
+def _paper_row(rows: Sequence[tuple[str, tuple]], model: str) -> tuple | None:
+    """The paper's values for a model, matched by name (``paper.model_key``)."""
+    for name, values in rows:
+        if model_key(name) == model_key(model):
+            return values
+    return None
+
+
+def _unprobed(report: dict) -> list[dict]:
+    """The runs the paper's rows compare with: those shown the frames as sampled."""
+    return [r for r in report["runs"] if r.get("probe", NO_PROBE) == NO_PROBE]
+
+
+def _yours(report: dict, model: str, config: str, metric: str) -> float | None:
+    for r in _unprobed(report):
+        if r["model"] == model and r["config"] == config:
+            return r["overall"][metric]["mean"]
+    return None
+
+
+def metric_section(report: dict, table: MetricTable) -> list[str]:
+    """One of Tables 2 and 5: the paper's rows, then each matching run and its difference."""
+    head = ["Row", *(f"{CONFIG_TITLES[c]} {METRIC_NAMES[m]}" for c, m in table.columns)]
+    rows = [[f"{name} ({PAPER_NOTE})", *map(_num, values)] for name, values in table.rows]
+    mine = [report["random_exact"][m] for _c, m in table.columns]
+    rows += _pair(f"{RANDOM_ROW}, this build", mine, _paper_row(table.rows, "Random"), 4)
+    for model in sorted({r["model"] for r in _unprobed(report)}):
+        paper = _paper_row(table.rows, model)
+        if paper is not None:
+            mine = [_yours(report, model, c, m) for c, m in table.columns]
+            rows += _pair(f"{model}, yours", mine, paper, 4)
+    return [
+        f"### {table.table}: {table.caption}",
+        "",
+        f"Rows marked '{PAPER_NOTE}' are the paper's {table.table}.",
+        "",
+        markdown_table(head, rows),
+    ]
+
+
+def _group_cells(run: dict, names: Sequence[str]) -> list[float | None]:
+    got = {g["group"]: g for g in run["reasoning_groups"]}
+    return [100 * got[n]["binary"] if n in got else None for n in names]
+
+
+def _pair(label: str, mine: Sequence, paper: Sequence | None, digits: int) -> list[list[str]]:
+    """A row of yours and, when the paper has the row, the row of differences."""
+    rows = [[label, *(_num(v, digits) for v in mine)]]
+    if paper is not None:
+        base = label.removesuffix(", yours").removesuffix(", this build")
+        pairs = zip(mine, paper, strict=True)
+        rows.append([f"{base} − paper", *(_diff(a, b, digits) for a, b in pairs)])
+    return rows
+
+
+def group_section(report: dict, table: GroupTable) -> list[str]:
+    """One of Tables 3 and 4 (vision only): the paper's rows, this build's group sizes and
+    random expectation, and each vision-only run that matches a paper model."""
+    names = [name for name, _count in table.groups]
+    rows = [["videos, paper", *(str(count) for _n, count in table.groups)]]
+    rows += [[f"{name} ({PAPER_NOTE})", *(_num(v, 2) for v in vals)] for name, vals in table.rows]
+    video_runs = [r for r in _unprobed(report) if r["config"] == VISION]
+    if video_runs:
+        got = {g["group"]: g for g in video_runs[0]["reasoning_groups"]}
+        rows.append(["videos, this build", *(str(got[n]["videos"]) for n in names)])
+        chance = [100 * got[n]["random"] for n in names]
+        rows += _pair(f"{RANDOM_ROW}, this build", chance, _paper_row(table.rows, "Random"), 2)
+    for run in video_runs:
+        paper = _paper_row(table.rows, run["model"])
+        if paper is not None:
+            rows += _pair(f"{run['model']}, yours", _group_cells(run, names), paper, 2)
+    return [
+        f"### {table.table}: {table.caption}",
+        "",
+        f"Binary accuracy (%), vision only. Rows marked '{PAPER_NOTE}' are the paper's "
+        f"{table.table}; this build's groups are those of "
+        "`splice_eval/data/reasoning_groups.json`.",
+        "",
+        markdown_table(["Row", *(f"{n} (%)" for n in names)], rows),
+    ]
+
+
+def adjacency_section(report: dict) -> list[str]:
+    """Section 7.5's first/last-adjacency figures beside the report's own."""
+    head = ("Row", "adjacent %", "yours − paper")
+    rows = []
+    for fig in ADJACENCY:
+        rows.append([f"{fig.who} ({fig.section}, {PAPER_NOTE})", _num(fig.adjacent_pct, 2), ""])
+        for run in _unprobed(report):
+            if run["config"] != VISION or model_key(run["model"]) != model_key(fig.model):
+                continue
+            mine = 100 * run["adjacency"]["adjacent_rate"]
+            rows.append([f"{run['model']}, yours", _num(mine, 2), _diff(mine, fig.adjacent_pct, 2)])
+    chance = [r["adjacency"]["chance"] for r in _unprobed(report) if r["config"] == VISION]
+    if chance:
+        mine = 100 * chance[0]
+        paper_random = ADJACENCY[-1].adjacent_pct
+        rows.append(["chance, this build", _num(mine, 2), _diff(mine, paper_random, 2)])
+    return [
+        "### Section 7.5: first and last clips adjacent",
+        "",
+        "The paper's figures are for change/replace videos with four or more clips; this "
+        "report's are for every video of the build with four or more clips (vision only).",
+        "",
+        markdown_table(head, rows),
+    ]
+
+
+def render_paper(report: dict) -> str:
+    """The whole "paper beside yours" section of report.md."""
+    out = [
+        "## The paper's rows beside yours",
+        "",
+        f"Marked '{PAPER_NOTE}': the published figures of Tables 2-5 and Section 7.5, "
+        "produced on the authors' release with their frame settings. A difference is yours "
+        "minus the paper's, shown where a run's model matches a paper row by name.",
+        "",
+    ]
+    for table in METRIC_TABLES:
+        out += [*metric_section(report, table), ""]
+    for table in GROUP_TABLES:
+        out += [*group_section(report, table), ""]
+    out += adjacency_section(report)
+    return "\n".join(out) + "\n"
