@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
-from splice_build.cli import int_at_least
 from splice_build.demo import standin
+from splice_build.running.executors import add_workers_argument
 from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
 from splice_build.running.pipeline import BuildConfig, run_build
 from splice_build.running.report import REPORT_TXT, load_report
@@ -143,12 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
     )
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: <out>-work)")
-    parser.add_argument(
-        "--workers",
-        type=int_at_least(1),
-        default=None,
-        help="worker processes (default: all cores)",
-    )
+    add_workers_argument(parser)
     parser.add_argument(
         "--seed",
         type=int,

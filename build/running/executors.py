@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Protocol, TypeVar
 
+from splice_build.cli import int_at_least
 from splice_build.running.lifetime import die_with_parent
 from splice_build.running.worker import thread_budget
 
@@ -75,6 +76,14 @@ def make_executor(
 
         return RayExecutor(address=ray_address, workers=workers)
     raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
+
+
+def add_workers_argument(parser: argparse.ArgumentParser, what: str = "worker processes") -> None:
+    """``--workers``, one definition for every command whose work the executors run (build,
+    import-release, validate, demo): at least 1, default all cores."""
+    parser.add_argument(
+        "--workers", type=int_at_least(1), default=None, help=f"{what} (default: all cores)"
+    )
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:

@@ -40,7 +40,11 @@ from splice_build.records import (
 )
 from splice_build.remote import download_report
 from splice_build.running import ownership
-from splice_build.running.executors import add_executor_arguments, make_executor
+from splice_build.running.executors import (
+    add_executor_arguments,
+    add_workers_argument,
+    make_executor,
+)
 from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import WorkDir
@@ -348,9 +352,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--work", type=Path, default=None, help="resumable work folder (default: <out>-work)"
     )
-    parser.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: all cores)"
-    )
+    add_workers_argument(parser)
     parser.add_argument(
         "--max-side",
         type=int,

@@ -15,7 +15,11 @@ from pathlib import Path
 from splice_build.cli import float_in
 from splice_build.errors import UserError
 from splice_build.output.validate import validate_report
-from splice_build.running.executors import add_executor_arguments, make_executor
+from splice_build.running.executors import (
+    add_executor_arguments,
+    add_workers_argument,
+    make_executor,
+)
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import SPLIT
 
@@ -38,9 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="decode no clip: layout, rows, names, the card and every digest only",
     )
-    parser.add_argument(
-        "--workers", type=int, default=None, help="processes decoding clips (default: all cores)"
-    )
+    add_workers_argument(parser, "processes decoding clips")
     add_executor_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.cli import int_at_least
 from splice_build.errors import UserError
 from splice_build.output import card, validate
 from splice_build.output.release_manifest import (
@@ -52,7 +51,11 @@ from splice_build.remote.release.scan import (
 )
 from splice_build.remote.release.tables import release_intro, release_sections
 from splice_build.running import ownership
-from splice_build.running.executors import add_executor_arguments, make_executor
+from splice_build.running.executors import (
+    add_executor_arguments,
+    add_workers_argument,
+    make_executor,
+)
 from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import file_digest
@@ -332,12 +335,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--revision", default=None, help="Hub revision (branch, tag or commit) to fetch"
     )
-    parser.add_argument(
-        "--workers",
-        type=int_at_least(1),
-        default=None,
-        help="worker processes (default: all cores)",
-    )
+    add_workers_argument(parser)
     add_executor_arguments(parser)
     parser.add_argument(
         "--no-validate", action="store_true", help="skip the final `splice validate`"
