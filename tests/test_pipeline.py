@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as schema
+from splice_build.running.executors import LocalExecutor
 from splice_build.running.pipeline import run_build
 from splice_build.running.report import REPORT_JSON, REPORT_TXT, load_report
 from splice_build.running.workdir import CUT_RECORD
@@ -208,6 +210,24 @@ def test_replaced_source_or_other_video_folder_is_cut_again(tmp_path: Path) -> N
         shutil.copy(other / f"{vid}.mp4", first / f"{vid}.mp4")
     result = run_build(config(annotations, first, tmp_path / "splice", work=work))
     assert tree_digest(result.out) == tree_digest(fresh)
+
+
+def test_a_rerun_with_nothing_to_cut_hands_no_task_to_the_executor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver reuses whole work entries itself (their clips' sha256 verified, as a
+    worker would): no worker starts, and the output is the one a worker's reuse gave."""
+    ids = ids_with_steps(2, len(SEGMENTS))
+    annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
+    sources = _tiny_sources(tmp_path / "videos", ids)
+    two = replace(config(annotations, sources, tmp_path / "splice"), workers=2)
+    first = _without_report(run_build(two).out)
+    asked = []
+    monkeypatch.setattr(LocalExecutor, "run", lambda self, fn, tasks: asked.append(fn) or iter(()))
+    result = run_build(two)
+    assert asked == [] and result.problems == []
+    assert sorted(v.video_id for v in result.report.included) == sorted(ids)
+    assert _without_report(result.out) == first
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "delete", "record"])

@@ -99,6 +99,8 @@ class _ShardSeries:
                 raise ValueError(f"config {config}'s columns are not a subset of {widest}'s")
         self.schema = features(widest).arrow_schema
         self.features = {c: features(c) for c in configs}
+        # Computed once: `Features.arrow_schema` rebuilds the schema on every call.
+        self.schemas = {c: f.arrow_schema for c, f in self.features.items()}
         self.folders = {c: root / shard_dir(c) for c in configs}
         for folder in self.folders.values():
             folder.mkdir(parents=True, exist_ok=True)
@@ -132,7 +134,7 @@ class _ShardSeries:
         if not self.writers:
             self._open_shard()
         for config, writer in self.writers.items():
-            schema = self.features[config].arrow_schema
+            schema = self.schemas[config]
             part = pa.Table.from_arrays(table.select(schema.names).columns, schema=schema)
             writer.write_table(part, row_group_size=part.num_rows)
         self.shard_bytes += table.nbytes

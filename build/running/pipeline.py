@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -41,14 +42,15 @@ from splice_build.records import (
 from splice_build.remote import download_report
 from splice_build.running import ownership
 from splice_build.running.executors import (
+    Executor,
     add_executor_arguments,
     add_workers_argument,
     make_executor,
 )
 from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
-from splice_build.running.workdir import WorkDir
-from splice_build.running.worker import VideoTask, process_video
+from splice_build.running.workdir import Lookup, WorkDir
+from splice_build.running.worker import Outcome, VideoTask, process_video, reused
 from splice_build.stages import select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -139,11 +141,13 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
-    keys = _cut_all(selection.selected, work, config, report)
+    looked: dict[str, Lookup] = {}
+    keys = _cut_all(selection.selected, work, config, report, looked)
     if not keys:
         raise UserError(_nothing_built(report, given, "included"))
 
     entries = [e for e in selection.selected if e.video_id in keys]
+    looked = committed(entries, work, keys, looked)
     downloaded = download_report.missing_among(
         config.videos, [e.video_id for e in selection.selected]
     )
@@ -169,7 +173,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         return {"README.md": card.render_card(written, about, extra_sections=sections)}
 
     finished = finish_build(
-        lambda: _shuffled(entries, work, keys, config.seed),
+        lambda: _shuffled(entries, looked, config.seed),
         config.out,
         report,
         render,
@@ -177,14 +181,30 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         max_shard_bytes=config.max_shard_bytes,
         validate_output=config.validate,
         nothing=lambda what: _nothing_built(report, given, what),
-        verified=verified_clips(entries, work, keys) if config.validate else None,
+        verified=verified_clips(entries, work, keys, looked) if config.validate else None,
         progress=config.progress,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 
 
+def committed(
+    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], found: dict[str, Lookup]
+) -> dict[str, Lookup]:
+    """Each included video's committed cut, read once for the writer's passes and the
+    verified clips instead of once by each: ``found`` (reused, verified in the driver) as
+    it is, the others' records read with their sizes checked, not their hashes (a worker
+    committed them under this key moments ago)."""
+    return {
+        e.video_id: found.get(e.video_id) or work.lookup(e.video_id, keys[e.video_id], verify=False)
+        for e in entries
+    }
+
+
 def verified_clips(
-    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str]
+    entries: list[VideoEntry],
+    work: WorkDir,
+    keys: dict[str, str],
+    looked: dict[str, Lookup] | None = None,
 ) -> validate.VerifiedClips:
     """What the workers checked of each included video's clips, from the work records
     (each sealed by the check it records; an entry that records none is decoded in full).
@@ -194,14 +214,16 @@ def verified_clips(
     found: dict[str, tuple[validate.VerifiedClip, ...]] = {}
     rules = set()
     for entry in entries:
-        looked = work.lookup(entry.video_id, keys[entry.video_id], verify=False)
-        if looked.video is None or looked.checked is None:
+        cut = (looked or {}).get(entry.video_id) or work.lookup(
+            entry.video_id, keys[entry.video_id], verify=False
+        )
+        if cut.video is None or cut.checked is None:
             continue
-        checked = looked.checked
+        checked = cut.checked
         rules.add((checked.tolerance, checked.tolerance_frames))
         found[entry.video_id] = tuple(
             validate.VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
-            for sha, c in zip(checked.sha256, looked.video.clips, strict=True)
+            for sha, c in zip(checked.sha256, cut.video.clips, strict=True)
         )
     if not rules:
         return validate.VerifiedClips()
@@ -250,10 +272,14 @@ def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
 
 
 def _cut_all(
-    entries: list[VideoEntry], work: WorkDir, config: BuildConfig, report: BuildReport
+    entries: list[VideoEntry],
+    work: WorkDir,
+    config: BuildConfig,
+    report: BuildReport,
+    looked: dict[str, Lookup],
 ) -> dict[str, str]:
     """Cut every selected video not already in the work folder; return the work keys of
-    the ids that made it."""
+    the ids that made it (``looked`` gets the cuts found already there)."""
     index = sources.index_sources(config.videos)
     report.warnings.extend(sources.duplicate_warnings(index, entries))
     report.warnings.extend(sources.misnamed_warnings(index))
@@ -264,8 +290,13 @@ def _cut_all(
     clips = 0
     seconds = 0.0
     start = time.monotonic()
+    cached = [reused(task) for task in tasks]
+    to_cut = [task for task, found in zip(tasks, cached, strict=True) if found is None]
+    for outcome, cut in filter(None, cached):
+        looked[outcome.video_id] = cut
+    outcomes = chain((o for o, _ in filter(None, cached)), _run(executor, to_cut))
     with bar:
-        for outcome in executor.run(process_video, tasks):
+        for outcome in outcomes:
             if outcome.note:
                 report.notes.append(outcome.note)
             if outcome.ok:
@@ -286,6 +317,12 @@ def _cut_all(
     return included
 
 
+def _run(executor: Executor, tasks: list[VideoTask]) -> Iterator[Outcome]:
+    """The executor's outcomes of the videos left to cut (no worker starts for none)."""
+    if tasks:
+        yield from executor.run(process_video, tasks)
+
+
 def video_tasks(
     entries: list[VideoEntry], index: SourceIndex, work_root: Path, config: BuildConfig
 ) -> list[VideoTask]:
@@ -297,14 +334,12 @@ def video_tasks(
 
 
 def _shuffled(
-    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], seed: int
+    entries: list[VideoEntry], looked: dict[str, Lookup], seed: int
 ) -> Iterator[ShuffledVideo]:
-    """Committed cuts in video-id order, shuffled; one video in memory at a time.
-
-    Loaded by the key the worker committed (or verified) them under moments ago, so only
-    their sizes are checked again here, not their hashes."""
+    """Committed cuts (`committed`: their records, not their clips) in video-id order,
+    shuffled; one video's clips in memory at a time."""
     for entry in sorted(entries, key=lambda e: e.video_id):
-        cut = work.load(entry.video_id, keys[entry.video_id], verify=False)
+        cut = looked[entry.video_id].video
         if cut is None:  # removed from the work folder during the build
             raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
         yield shuffle.shuffle(cut, seed)

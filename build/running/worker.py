@@ -18,7 +18,13 @@ import av
 
 from splice_build.records import CutSettings, CutVideo, SkipVideo, SourceCandidates, VideoEntry
 from splice_build.running.report import portable
-from splice_build.running.workdir import CheckedCut, WorkDir, candidates_stamp, work_key
+from splice_build.running.workdir import (
+    CheckedCut,
+    Lookup,
+    WorkDir,
+    candidates_stamp,
+    work_key,
+)
 from splice_build.stages import clipcheck, cut, probe
 from splice_build.stages.sources import candidates_for, index_sources
 
@@ -58,8 +64,7 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
         candidates = task.sources or candidates_for(index_sources(task.videos_dir), entry)
         key = ""  # a video with no source is skipped by the probe: no key to compute
         if candidates.paths:
-            stamp = candidates_stamp(task.videos_dir, candidates)
-            key = work_key(entry, task.settings, stamp)
+            key = work_key(entry, task.settings, candidates_stamp(task.videos_dir, candidates))
             found = work.lookup(entry.video_id, key)
             if found.video is not None:
                 return _ok(found.video, key)
@@ -82,6 +87,25 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def reused(task: VideoTask) -> tuple[Outcome, Lookup] | None:
+    """The video's outcome and its cut if the work folder holds a whole cut of its key
+    (every clip's sha256 verified, as `process_video` does), else None: the driver asks
+    this first, so a rerun that has nothing to cut hands no task to the executor and
+    starts no worker.
+
+    Anything else (no source, another key, a damaged entry) is None and goes to a worker,
+    whose `process_video` gives the same skip, cut or note as it always did."""
+    candidates = task.sources
+    if candidates is None or not candidates.paths:
+        return None
+    try:
+        key = work_key(task.entry, task.settings, candidates_stamp(task.videos_dir, candidates))
+        found = WorkDir(task.work_root).lookup(task.entry.video_id, key)
+    except OSError:
+        return None
+    return (_ok(found.video, key), found) if found.video is not None else None
 
 
 def check_clips(video: CutVideo, tolerance: float) -> CheckedCut:
