@@ -625,3 +625,44 @@ def test_a_linked_sub_folder_is_read_and_a_broken_link_is_said(tmp_path, capsys)
     assert "Errno" not in broken and "Error" not in broken
     assert f"{SEGMENTS_DIR}/09" in printed
     assert main(["validate", str(out)]) == 0
+
+
+def test_the_import_proves_its_clips_by_the_digests_its_workers_checked(
+    release_dir, tmp_path, capsys
+):
+    """Its workers decode every clip in full and hand over the digest of the bytes they
+    checked (`ImportedVideo.checked`): the import's own validation decodes none again."""
+    out = tmp_path / "o"
+    assert main(["import-release", str(release_dir), "--out", str(out), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert f"validated {_clips(out)} clips (0 decoded, the rest by digest)" in err
+    assert validate.validate(out) == []
+
+
+def test_a_digest_its_worker_did_not_check_is_not_trusted(release_dir, tmp_path, monkeypatch):
+    """A worker's record whose digest is not the one of the bytes embedded: the clip is
+    decoded and held to the manifest, and its video dropped with why."""
+    import dataclasses
+
+    original = convert.import_video
+
+    def edited(entry, *args, **kwargs):
+        video = original(entry, *args, **kwargs)
+        if entry.video_id != BFRAMES:
+            return video
+        first, *rest = video.checked
+        checked = (dataclasses.replace(first, sha256="0" * 64), *rest)
+        return dataclasses.replace(video, checked=checked)
+
+    monkeypatch.setattr(convert, "import_video", edited)
+    out = tmp_path / "o"
+    args = ["import-release", str(release_dir), "--out", str(out), "--workers", "1"]
+    assert main(args) == 1
+    assert validate.validate(out) == []
+    status = {v["video_id"]: v for v in load_report(out)["videos"]}
+    assert status[BFRAMES]["status"] == "skipped" and status[BFRAMES]["stage"] == "validate"
+    assert "its worker checked" in status[BFRAMES]["reason"]
+
+
+def _clips(out: Path) -> int:
+    return sum(len(c) for c in json.loads((out / MANIFEST).read_text("utf-8"))["clips"].values())

@@ -24,8 +24,10 @@ class VerifiedClip:
     recorded duration that the rule held it to."""
 
     sha256: str
-    segment: tuple[float, float]  # (start, end) seconds of its step
+    segment: tuple[float, float] | None  # (start, end) seconds of its step; None: imported
     duration: float  # its clip_durations entry
+    # Frames decoded (an imported clip's, for its manifest entry); not part of its identity.
+    frames: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,13 @@ def check_one(
     or a swap; it is decoded and held to the rule as well."""
     sha = hashlib.sha256(clip.data).hexdigest()
     found = []
-    if checked is not None:
-        seen = VerifiedClip(sha, clip.segment or (None, None), clip.recorded)
-        if seen in checked:
-            return [], False
-        found.append("bytes, segment or duration differ from every clip its worker checked")
     record = clip.imported
+    if checked is not None:
+        seen = VerifiedClip(sha, clip.segment, clip.recorded)
+        if seen in checked:
+            match = checked[checked.index(seen)]
+            return (check_recorded(sha, match, record) if record else []), False
+        found.append("bytes, segment or duration differ from every clip its worker checked")
     if not rule.decode:
         if record is not None and sha != record.sha256:
             found.append(f"bytes differ from the clip {MANIFEST} records")
@@ -134,11 +137,24 @@ def check_one(
 
 def check_imported(sha256: str, probe: ClipProbe, recorded: ImportedClip) -> list[str]:
     """What is wrong with an imported clip against its manifest entry."""
+    return _against_manifest(sha256, probe.frames, probe.duration, recorded)
+
+
+def check_recorded(sha256: str, checked: VerifiedClip, recorded: ImportedClip) -> list[str]:
+    """An imported clip proven by digest against its manifest entry: what its worker's
+    decode found must be what the manifest says."""
+    frames = checked.frames if checked.frames is not None else recorded.frames
+    return _against_manifest(sha256, frames, checked.duration, recorded)
+
+
+def _against_manifest(
+    sha256: str, frames: int, duration: float, recorded: ImportedClip
+) -> list[str]:
     out = []
     if sha256 != recorded.sha256:
         out.append(f"bytes differ from the clip {MANIFEST} records")
-    if probe.frames != recorded.frames:
-        out.append(f"{probe.frames} frames but {MANIFEST} records {recorded.frames}")
-    if abs(probe.duration - recorded.duration) > ROUNDING:
-        out.append(f"lasts {probe.duration:.3f} s but {MANIFEST} records {recorded.duration:.3f} s")
+    if frames != recorded.frames:
+        out.append(f"{frames} frames but {MANIFEST} records {recorded.frames}")
+    if abs(duration - recorded.duration) > ROUNDING:
+        out.append(f"lasts {duration:.3f} s but {MANIFEST} records {recorded.duration:.3f} s")
     return out

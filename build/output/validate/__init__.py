@@ -37,8 +37,8 @@ rounding of times, except that a segment ending within the build's coverage tole
 (``splice_build.tolerance`` on the card) of the video's last end may lack that part: the
 source may end there, and the clip then ends with its last frame.
 
-Clips a build's workers already decoded and checked are proven by digest instead, in the
-build's own final validation (``verified``: see ``clips`` and docs/DESIGN.md); a standalone
+Clips a build's (or an import's) workers already decoded and checked are proven by digest
+instead, in the build's own final validation (``verified``: see ``clips`` and docs/DESIGN.md); a standalone
 ``splice validate`` decodes every clip, on as many workers as it is given.
 
 The checks live in modules named for their part: ``layout`` (shard names, schemas,

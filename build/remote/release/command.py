@@ -237,13 +237,15 @@ def _finish(
     """The shared tail (`finish_build`) with the import's card and manifest; the manifest
     returned is that of the videos the output holds."""
     shuffled = [shuffle.shuffle(v.cut, config.seed) for v in imported]
+    checked = {v.video_id: dict(zip(v.cut.clips, v.checked, strict=True)) for v in imported}
     known = _Imported(
         scan=scan,
         origin=origin,
         methods={v.video_id: v.methods for v in imported},
-        clips={
+        clips={  # what the workers decoded, in label order: the driver hashes no clip
             s.entry.video_id: tuple(
-                ImportedClip(c.num_frames, c.duration, _sha256(c.path)) for c in s.clips
+                ImportedClip(c.num_frames, c.duration, checked[s.entry.video_id][c].sha256)
+                for c in s.clips
             )
             for s in shuffled
         },
@@ -293,11 +295,27 @@ def _finish(
         render,
         validate_output=config.validate,
         nothing=nothing,
+        verified=verified_imports(imported),
         progress=config.progress,
     )
     manifest = known.manifest(finished.written)
     remuxed, re_encoded = known.counts(manifest)
     return ImportResult(config.out, report, manifest, finished.problems, remuxed, re_encoded)
+
+
+def verified_imports(imported: list[ImportedVideo]) -> validate.VerifiedClips:
+    """What the import's workers decoded and checked of each clip (`convert.import_video`):
+    its final validation proves those clips by digest, as a build's does (an imported
+    clip has no segment; the rule it met has no tolerance to loosen)."""
+    return validate.VerifiedClips(
+        {
+            v.video_id: tuple(
+                validate.VerifiedClip(c.sha256, None, c.duration, frames=c.frames)
+                for c in v.checked
+            )
+            for v in imported
+        }
+    )
 
 
 def _sha256(path: Path) -> str:

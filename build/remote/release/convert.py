@@ -11,6 +11,7 @@ imports only what converting needs.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import av
 
+from splice_build.output.release_manifest import ImportedClip
 from splice_build.records import (
     Clip,
     CutSettings,
@@ -45,6 +47,10 @@ class ImportedVideo:
     cut: CutVideo  # clips in chronological order
     methods: tuple[str, ...]  # REMUX or REENCODE per chronological clip
     reasons: tuple[str, ...]  # why each re-encoded clip could not be remuxed
+    # Each chronological clip as this worker decoded it in full and held it to the clip
+    # rule (frames, duration, sha256 of the bytes checked): the import's final validation
+    # proves the clips by these, and compares them with the manifest.
+    checked: tuple[ImportedClip, ...] = ()
 
     @property
     def video_id(self) -> str:
@@ -99,7 +105,7 @@ def import_video(
     for part in ordered:
         check_file(part)
     out_dir.mkdir(parents=True, exist_ok=True)
-    clips, methods, reasons, sources = [], [], [], []
+    clips, methods, reasons, sources, digests = [], [], [], [], []
     for part in ordered:
         info = inspect_part(part)
         sources.append(info.source)
@@ -107,19 +113,20 @@ def import_video(
         why = "; ".join(info.blockers)
         if not why:
             remux(part.path, path)
-            why, probe = _check_remuxed(path, info.packets)
+            why, probe, sha = _check_remuxed(path, info.packets)
         if why:
             path.unlink(missing_ok=True)
             made = reencode_part(part, info.source, entry, out_dir, settings, threads=threads)
             path = made.rename(path)
             reasons.append(why)
-            probe = _probe(path, part)
+            probe, sha = _checked(path, part)
         methods.append(REENCODE if why else REMUX)
         clips.append(_clip(part, path, probe))
+        digests.append(ImportedClip(probe.frames, probe.duration, sha))
     # A release video has one file per clip; the record's one source is its first part's
     # (nothing downstream reads it: shuffle and write use the entry and the clips).
     cut_video = CutVideo(entry=entry, source=sources[0], clips=tuple(clips))
-    return ImportedVideo(cut=cut_video, methods=tuple(methods), reasons=tuple(reasons))
+    return ImportedVideo(cut_video, tuple(methods), tuple(reasons), tuple(digests))
 
 
 def _clip(part: ReleasePart, path: Path, probe: ClipProbe) -> Clip:
@@ -276,24 +283,38 @@ def reencode_part(
     return result.clips[0].path
 
 
-def _probe(path: Path, part: ReleasePart) -> ClipProbe:
+def _checked(path: Path, part: ReleasePart) -> tuple[ClipProbe, str]:
+    """A re-encoded clip decoded frame by frame and held to the clip rule an imported clip
+    is validated by (`imported_clip_problems`): its probe and the sha256 of the bytes
+    checked, or ``SkipVideo`` naming the part."""
+    data = path.read_bytes()
     try:
-        return probe_clip(path.read_bytes())
+        probe = probe_clip(data, full=True)
     except (*DECODE_ERRORS, ValueError) as err:
         raise SkipVideo(
             STAGE, _scrub(f"part {part.part} ({part.rel}) does not decode: {err}", part)
         ) from None
+    what = imported_clip_problems(probe)
+    if what:
+        reason = f"part {part.part} ({part.rel}) re-encoded: {'; '.join(what)}"
+        raise SkipVideo(STAGE, _scrub(reason, part))
+    return probe, hashlib.sha256(data).hexdigest()
 
 
-def _check_remuxed(path: Path, packets: int) -> tuple[str, ClipProbe | None]:
-    """(why the remuxed clip is not clean, or "", and its probe): decoded frame by frame
-    and held to the clip rule `splice validate` applies (`clipcheck`), with no segment to
-    last (the release's cut times are unknown)."""
+def imported_clip_problems(probe: ClipProbe) -> list[str]:
+    """The clip rule (`clipcheck`) as it applies to an imported clip: no segment to last
+    (the release's cut times are unknown), its recorded duration its own."""
+    return clip_problems(probe, segment=None, last_end=0.0, recorded=None, tolerance=0.0)
+
+
+def _check_remuxed(path: Path, packets: int) -> tuple[str, ClipProbe | None, str]:
+    """(why the remuxed clip is not clean, or "", its probe, and the sha256 of the bytes
+    checked): decoded frame by frame and held to `imported_clip_problems`."""
+    data = path.read_bytes()
     try:
-        probe = probe_clip(path.read_bytes())
+        probe = probe_clip(data, full=True)
     except (*DECODE_ERRORS, ValueError) as err:
-        return f"the remuxed clip does not decode: {err}", None
+        return f"the remuxed clip does not decode: {err}", None, ""
     if probe.frames != packets:
-        return f"{probe.frames} of its {packets} frames decode when remuxed", probe
-    what = clip_problems(probe, segment=None, last_end=0.0, recorded=None, tolerance=0.0)
-    return "; ".join(what), probe
+        return f"{probe.frames} of its {packets} frames decode when remuxed", probe, ""
+    return "; ".join(imported_clip_problems(probe)), probe, hashlib.sha256(data).hexdigest()
