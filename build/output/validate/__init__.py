@@ -38,8 +38,9 @@ rounding of times, except that a segment ending within the build's coverage tole
 source may end there, and the clip then ends with its last frame.
 
 Clips a build's (or an import's) workers already decoded and checked are proven by digest
-instead, in the build's own final validation (``verified``: see ``clips`` and docs/DESIGN.md); a standalone
-``splice validate`` decodes every clip, on as many workers as it is given.
+instead, in the build's own final validation (``verified``: see ``clips`` and
+docs/DESIGN.md); a standalone ``splice validate`` decodes every clip, on as many workers
+as it is given.
 
 The checks live in modules named for their part: ``layout`` (shard names, schemas,
 reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
