@@ -7,7 +7,13 @@ The recipe of the issue's figures: the first N entries of the bundled COIN annot
 cover its whole duration; builds with ``--workers 2``. Phases are read off the build's own
 stderr (its bars and ``splice: ...`` status lines, timestamped as they are written); the
 longest silence is the longest gap between two writes to stderr. Every figure is measured
-in this run; the targets are printed beside them.
+in this run; the targets are printed beside them. The driver's resident memory is printed
+after each build (its growth per video, read at two sizes, says whether it is bounded).
+
+``splice_build`` is imported inside ``main``: a spawned worker runs this file's top level
+again (``multiprocessing``'s spawn re-imports the parent's main module), so top-level
+imports of ``datasets``/pyarrow would put about 100 MB more into every build worker than
+``splice build`` gives them.
 
     python bench/validate_scale.py [--videos 400] [--large]   # --large: 3,200 videos
 """
@@ -23,10 +29,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from splice_build.demo import standin
-from splice_build.running.pipeline import BuildConfig, run_build
-from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 
 SIZE, FPS = (64, 36), 2
 PAPER_VIDEOS = 3381  # Table 1
@@ -89,7 +91,18 @@ def phases(err: Stamped, start: float, seconds: float) -> dict[str, float]:
     return {name: opened[i + 1] - opened[i] for i, (name, _) in enumerate(PHASES)}
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (VmRSS), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def inputs(tmp: Path, n: int) -> tuple[Path, Path]:
+    from splice_build.demo import standin
+    from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
+
     raw = json.loads(BUNDLED_ANNOTATIONS.read_text("utf-8"))["database"]
     ids = sorted(v for v, e in raw.items() if 2 <= len(e.get("annotation", [])) <= 7)[:n]
     annotations = tmp / "coin.json"
@@ -114,14 +127,19 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="3,200 videos")
     args = parser.parse_args()
     n = 3200 if args.large else args.videos
+    from splice_build.running.pipeline import BuildConfig, run_build
+
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
         annotations, sources = inputs(tmp, n)
         print(f"{n} videos, stand-ins rendered in {time.perf_counter() - t0:.0f} s")
         config = BuildConfig(annotations=annotations, videos=sources, out=tmp / "splice", workers=2)
+        before = rss_mb()
         fresh = timed(lambda: run_build(config))
+        after_fresh = rss_mb()
         rerun = timed(lambda: run_build(config))
+        after_rerun = rss_mb()
         out = str(config.out)
         one = command(["validate", out, "--workers", "1"])
         two = command(["validate", out, "--workers", "2"])
@@ -131,6 +149,9 @@ def main() -> None:
         report("validate --workers 1", n, *one, parts=False)
         report("validate --workers 2", n, *two, parts=False)
         report("validate --quick", n, *quick, parts=False)  # the driver's part: no decode
+        print(f"driver RSS: {before:.0f} MB before, {after_fresh:.0f} MB after the fresh build "
+              f"({1024 * (after_fresh - before) / n:.1f} KB/video), {after_rerun:.0f} MB after "
+              f"the rerun")  # fmt: skip
         share = phases(fresh[1], fresh[2], fresh[0])["validation"] / fresh[0]
         print(f"targets: final validation {100 * share:.1f}% of a fresh build (<= 10%); "
               f"rerun {1000 * rerun[0] / n:.2f} ms/video (<= 5 at 3,200); "

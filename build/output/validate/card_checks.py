@@ -5,6 +5,7 @@ with what the shards hold; an imported build's card and manifest agree."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,26 +22,43 @@ from splice_dataset import CONFIGS, DEFAULT_CONFIG, columns, data_files_pattern
 CARD = "README.md"
 
 
-def recorded_tolerance(root: Path) -> float:
+@dataclass(frozen=True)
+class ReadCard:
+    """README.md parsed once for every check that needs it (its YAML costs as much as a
+    few hundred rows): the card, or why there is none."""
+
+    card: DatasetCard | None
+    problem: str = ""
+
+
+def read_card(root: Path) -> ReadCard:
+    path = root / CARD
+    if not path.is_file():
+        return ReadCard(None, "missing: the configs are defined by the card's YAML")
+    try:
+        return ReadCard(DatasetCard.load(path))
+    except Exception as exc:  # the Hub's parser raises several kinds
+        return ReadCard(None, f"does not parse as a dataset card: {exc}")
+
+
+def recorded_tolerance(root: Path, read: ReadCard | None = None) -> float:
     """The coverage tolerance the build probed its sources with, from its card (the
     default for a card that does not say)."""
     try:
-        recorded = DatasetCard.load(root / CARD).data.to_dict()["splice_build"]
+        recorded = (read or read_card(root)).card.data.to_dict()["splice_build"]
         return float(recorded["tolerance"])
     except Exception:  # no card, no block, no value: the card checks report what is wrong
         return COVERAGE_TOLERANCE
 
 
-def check_card(root: Path, shards: WriteResult) -> list[Problem]:
+def check_card(root: Path, shards: WriteResult, read: ReadCard | None = None) -> list[Problem]:
     """Compare the card with what the shards hold, computed by the very ``WriteResult``
-    methods and table formatting the card was rendered from."""
-    path = root / CARD
-    if not path.is_file():
-        return [Problem(CARD, "missing: the configs are defined by the card's YAML")]
-    try:
-        card = DatasetCard.load(path)
-    except Exception as exc:  # the Hub's parser raises several kinds
-        return [Problem(CARD, f"does not parse as a dataset card: {exc}")]
+    methods and table formatting the card was rendered from (``read``: the card as
+    `read_card` gave it, if already read)."""
+    read = read or read_card(root)
+    if read.card is None:
+        return [Problem(CARD, read.problem)]
+    card = read.card
     data = card.data.to_dict()
     problems = check_origin(root, data.get("splice_build"))
     problems += _check_configs(data, shards.split)

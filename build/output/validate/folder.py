@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from splice_build.output.clip_verdict import ClipRule, VerifiedClips
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
 from splice_build.output.shards import ShardInfo, WriteResult
-from splice_build.output.validate.card_checks import check_card, recorded_tolerance
+from splice_build.output.validate.card_checks import check_card, read_card, recorded_tolerance
 from splice_build.output.validate.full_config import check_full_config
 from splice_build.output.validate.layout import list_shards
 from splice_build.output.validate.problems import Problem, ValidationReport
@@ -46,7 +46,8 @@ def validate_report(
         paths[config], found = list_shards(root, shard_dir(config), split)
         problems += found
         report.shards[config] = len(paths[config])
-    rule = ClipRule(recorded_tolerance(root), tolerance_frames, decode=not quick)
+    card = read_card(root)
+    rule = ClipRule(recorded_tolerance(root, card), tolerance_frames, decode=not quick)
     manifest = _read_manifest(root, problems)
     # The full config's rows are checked in full, the other configs' rows against them.
     bar = ClipProgress(_clip_count(paths[FULL_CONFIG]), enabled=progress)
@@ -69,7 +70,7 @@ def validate_report(
         config_shards={config: tuple(infos[config]) for config in CONFIGS},
         videos=tuple(full.videos),
     )
-    problems += check_card(root, shards)
+    problems += check_card(root, shards, card)
     return report
 
 
