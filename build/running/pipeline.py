@@ -20,7 +20,6 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -290,13 +289,8 @@ def _cut_all(
     clips = 0
     seconds = 0.0
     start = time.monotonic()
-    cached = [reused(task) for task in tasks]
-    to_cut = [task for task, found in zip(tasks, cached, strict=True) if found is None]
-    for outcome, cut in filter(None, cached):
-        looked[outcome.video_id] = cut
-    outcomes = chain((o for o, _ in filter(None, cached)), _run(executor, to_cut))
     with bar:
-        for outcome in outcomes:
+        for outcome in _outcomes(executor, tasks, looked):
             if outcome.note:
                 report.notes.append(outcome.note)
             if outcome.ok:
@@ -317,10 +311,23 @@ def _cut_all(
     return included
 
 
-def _run(executor: Executor, tasks: list[VideoTask]) -> Iterator[Outcome]:
-    """The executor's outcomes of the videos left to cut (no worker starts for none)."""
-    if tasks:
-        yield from executor.run(process_video, tasks)
+def _outcomes(
+    executor: Executor, tasks: list[VideoTask], looked: dict[str, Lookup]
+) -> Iterator[Outcome]:
+    """Every video's outcome: those the work folder already holds first, found here as the
+    bar moves (their cuts into ``looked``), then the executor's of the videos left to cut
+    (no worker starts for none)."""
+    to_cut = []
+    for task in tasks:
+        found = reused(task)
+        if found is None:
+            to_cut.append(task)
+            continue
+        outcome, cut = found
+        looked[outcome.video_id] = cut
+        yield outcome
+    if to_cut:
+        yield from executor.run(process_video, to_cut)
 
 
 def video_tasks(
