@@ -15,6 +15,12 @@ from splice_metric.splice_metric import (
     random_baseline,
     score,
 )
+from splice_metric.questions import (
+    QUESTION_CONFIGS,
+    parse_choice,
+    parse_pairwise,
+    score_questions,
+)
 
 
 def path() -> str:
@@ -28,12 +34,16 @@ __all__ = [
     "BASELINE_SAMPLES",
     "METRICS",
     "PAPER_METRICS",
+    "QUESTION_CONFIGS",
     "RATES",
     "TABLE_MAX_N",
     "SpliceMetric",
     "expected_random",
     "path",
+    "parse_choice",
     "parse_order",
+    "parse_pairwise",
     "random_baseline",
     "score",
+    "score_questions",
 ]
