@@ -177,8 +177,3 @@ def check_format(fmt: str) -> str:
 def video_of(question_id: str) -> str:
     """The video a question id belongs to (a choice question's id is its video's)."""
     return question_id.split(QUESTION_SEPARATOR, 1)[0]
-
-
-def option_text(option: Sequence[int], label: str = "Video {}") -> str:
-    """An option as the prompts write it, e.g. ``Video 2, Video 1, Video 3``."""
-    return ", ".join(label.format(k) for k in option)

@@ -3,6 +3,12 @@
 
 from pathlib import Path
 
+from splice_metric.questions import (
+    QUESTION_CONFIGS,
+    parse_choice,
+    parse_pairwise,
+    score_questions,
+)
 from splice_metric.splice_metric import (
     BASELINE_SAMPLES,
     METRICS,
@@ -14,12 +20,6 @@ from splice_metric.splice_metric import (
     parse_order,
     random_baseline,
     score,
-)
-from splice_metric.questions import (
-    QUESTION_CONFIGS,
-    parse_choice,
-    parse_pairwise,
-    score_questions,
 )
 
 

@@ -30,13 +30,19 @@ _TAG = re.compile(r"<\s*answer\s*>(.*?)<\s*/\s*answer\s*>", re.IGNORECASE | re.D
 _CUE = re.compile(
     r"\b(?:answer|option|choice)\b\s*(?:is|would be|:)?\s*[:\-]?\s*(.{1,60})", re.IGNORECASE
 )
+# "the second clip happened first": the statement's subject is the answer
+_STATEMENT = re.compile(
+    r"([^.\n]{1,60}?)\s+(?:happened|happens|came|comes|occurred|occurs|was|is)\s+"
+    r"(?:first|earlier)\b",
+    re.IGNORECASE,
+)
 _OPTION_NUMBER = re.compile(r"^\W*option\s*(\d+)\b", re.IGNORECASE)
 _CLIP = re.compile(r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]*(\d+)(?![0-9])", re.IGNORECASE)
 _ORDINAL = re.compile(r"\b(first|second|1st|2nd)\b", re.IGNORECASE)
 _SHORT = 40  # a reply this short with no tag or cue may be the answer itself
 # "... happened first": the question's own word, not an ordinal naming a clip
 _CAME_FIRST = re.compile(
-    r"\b(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went|shown)\s+first\b", re.I
+    r"\b(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went)\s+first\b", re.I
 )
 
 
@@ -47,7 +53,9 @@ def _blocks(text: str) -> list[str]:
     if tags:
         return [tags[-1]]
     cues = _CUE.findall(text)
+    statements = _STATEMENT.findall(text)
     out = [cues[-1]] if cues else []
+    out += [statements[-1]] if statements else []
     return out + ([text] if len(text.strip()) <= _SHORT else [])
 
 
