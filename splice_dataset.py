@@ -269,7 +269,7 @@ def load(
     if format == splice_formats.ORDER:
         return rows
     asked = rows.map(
-        lambda batch: _question_batch(batch, config, format, question_seed),
+        lambda batch: question_batch(batch, config, format, question_seed),
         batched=True,
         batch_size=16,
         remove_columns=list(columns(config)),
@@ -341,9 +341,11 @@ def question_rows(
     return out
 
 
-def _question_batch(
-    batch: dict[str, list[Any]], config: str, format: str, seed: int
+def question_batch(
+    batch: dict[str, list[Any]], config: str, format: str, seed: int = splice_formats.DEFAULT_SEED
 ) -> dict[str, list[Any]]:
+    """A batch of rows (``Dataset.map(batched=True)``) as their questions: how ``load`` and
+    the lmms-eval task variants turn rows into question rows."""
     rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
     asked = [q for row in rows for q in question_rows(row, config, format, seed)]
     return {c: [q[c] for q in asked] for c in question_columns(config)}
