@@ -151,3 +151,31 @@ def summarize(run: Run, scores: dict[str, Any], out: Path, path: Path) -> str:
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     name = f"{out.name}:{run.model}/{run.config}"
     return f"{render([(name, {**scores, 'format': run.format})], [])}\n\nall scores: {path}"
+
+
+def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
+    """(order runs, question runs), each in the given order."""
+    order = [r for r in runs if r.format == splice_formats.ORDER]
+    return order, [r for r in runs if r.format != splice_formats.ORDER]
+
+
+def report_section(
+    runs: Sequence[Run], orders: Mapping[str, Sequence[int]]
+) -> tuple[dict[str, Any], str]:
+    """``splice report``'s part for the question formats: every question run's scores and
+    each model's pairwise consistency, as JSON and as a Markdown section ("" when there
+    are no question runs)."""
+    asked = split_runs(runs)[1]
+    if not asked:
+        return {}, ""
+    scored = [
+        (f"{r.model}/{r.config}", {**score_run(r, references_for(r, orders)), "format": r.format})
+        for r in asked
+    ]
+    pairs = consistencies(runs, orders)
+    data = {"runs": [{"run": name, **s} for name, s in scored], "pairwise_consistency": pairs}
+    head = (
+        "\n## Question formats\n\nThe same videos asked as pairwise or multiple-choice "
+        "questions (`splice run --format`); chance is exact per question.\n\n"
+    )
+    return data, head + render(scored, pairs) + "\n"

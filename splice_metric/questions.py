@@ -52,7 +52,8 @@ def _blocks(text: str) -> list[str]:
     tags = _TAG.findall(text)
     if tags:
         return [tags[-1]]
-    cues = _CUE.findall(text)
+    numbered = re.findall(r"\boption\s*(\d+)\b", text, re.IGNORECASE)  # the cue keeps its word
+    cues = [f"option {numbered[-1]}"] if numbered else _CUE.findall(text)
     statements = _STATEMENT.findall(text)
     out = [cues[-1]] if cues else []
     out += [statements[-1]] if statements else []
