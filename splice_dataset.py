@@ -218,7 +218,9 @@ def load(
 ) -> datasets.Dataset | datasets.IterableDataset:
     """`load_dataset(source, config, split=...)` with the schema's features; with
     ``format="pairwise"`` or ``"choice"``, its rows as questions (`question_rows`, seeded by
-    ``question_seed``; no clip is copied into a new file: the rows are mapped on loading).
+    ``question_seed``), mapped on loading: the build holds no question files. Streamed,
+    nothing is copied; otherwise ``datasets`` caches the mapped rows like any ``map``, clip
+    bytes included for a clip config (a pair shows each clip in up to n - 1 questions).
 
     ``source`` is a built folder or a Hub dataset id. ``decode=None`` decodes clips with
     torchcodec when it is installed and otherwise returns them undecoded instead of

@@ -305,18 +305,20 @@ def format_of(doc: dict[str, Any]) -> str:
 
 
 def _questions(dataset: Any, fmt: str) -> Any:
-    """A config's rows as ``fmt`` questions (``splice_dataset.question_batch``), then the
-    clips as cached files as for the order task."""
-    dataset = schema.undecoded(dataset)
-    config = config_of(dataset.features)
-    asked = dataset.map(
+    """A config's rows as ``fmt`` questions (``splice_dataset.question_batch``), after the
+    clips became cached files (``process_docs``): the questions copy paths, never bytes."""
+    docs = process_docs(dataset)
+    config = config_of(docs.features)
+    features = schema.question_features(config, fmt, decode=False)
+    if schema.CLIPS in features:
+        features[schema.CLIPS] = datasets.List(datasets.Value("string"))
+    return docs.map(
         lambda batch: schema.question_batch(batch, config, fmt),
         batched=True,
         remove_columns=list(schema.columns(config)),
-        features=schema.question_features(config, fmt, decode=False),
-        **({"keep_in_memory": True} if isinstance(dataset, datasets.Dataset) else {}),
+        features=features,
+        **({"keep_in_memory": True} if isinstance(docs, datasets.Dataset) else {}),
     )
-    return process_docs(asked)
 
 
 def process_docs_pairwise(dataset: Any) -> Any:
