@@ -62,6 +62,10 @@ def format_of(metadata: dict[str, Any] | None) -> tuple[str, int]:
     return str(meta.get("format") or splice_formats.ORDER), int(seed)
 
 
+def _format_field(pred: Prediction) -> dict[str, Any]:
+    return {"format": pred.extra["format"]} if pred.extra.get("format") else {}
+
+
 def probe_of(metadata: dict[str, Any] | None) -> str:
     """The probe a file's answers were produced under; files that record none (other tools',
     older runs) were shown the frames as sampled."""
@@ -221,7 +225,9 @@ def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
             raise UserError(f"{path}: no predictions")
         for pred in predictions:
             file = str(path) if per_file else ""
-            key = (file, pred.model, pred.config, probe_of(metadata), format_of(metadata))
+            # a row may say its format itself (the lmms-eval task's records do)
+            asked = format_of({**(metadata or {}), **_format_field(pred)})
+            key = (file, pred.model, pred.config, probe_of(metadata), asked)
             group = groups.setdefault(key, _Group())
             if pred.video_id in group.seen:
                 raise UserError(

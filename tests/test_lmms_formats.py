@@ -10,6 +10,7 @@ import pytest
 
 import splice_dataset as schema
 import splice_formats
+from splice_build.cli import main as splice_main
 from tests.test_lmms_task import TASK_DIR, docs, lmms, load_task_yaml, run_lmms, utils
 
 __all__ = ["lmms", "utils"]  # fixtures, used by name
@@ -53,6 +54,17 @@ def test_docs_are_the_loaders_questions_and_score_exactly(
     assert utils.aggregate_question_unparsed_rate([r["accuracy"] for r in none]) == 1.0
     chance = sum(1 / d[schema.ANSWER]["num_options"] for d in asked) / len(asked)
     assert utils.aggregate_question_chance([r["chance"] for r in right]) == pytest.approx(chance)
+    # a --log_samples file of these records scores with `splice score` as the same run
+    samples = tmp_path / "samples.jsonl"
+    lines = [json.dumps({"doc_id": i, **r}) for i, r in enumerate(right)]
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = tmp_path / "scores.json"
+    assert (
+        splice_main(["score", str(samples), "--data", str(demo_build), "--json", str(report)]) == 0
+    )
+    (scored,) = json.loads(report.read_text())["question_runs"]
+    assert scored["format"] == fmt and scored["accuracy"] == 1.0
+    assert scored["count"] == len(loaded)
 
 
 @pytest.mark.parametrize("task", list(VARIANTS))
