@@ -109,11 +109,13 @@ def consistencies(runs: Sequence[Run], orders: Mapping[str, Sequence[int]]) -> l
     ]
 
 
-_COLUMNS = ("count", "accuracy", "chance", "unparsed_rate", "invalid_rate")
+_COLUMNS = ("count", "accuracy", "stderr", "chance", "unparsed_rate", "invalid_rate")
 
 
 def table_rows(results: Sequence[tuple[str, dict[str, Any]]]) -> list[list[str]]:
-    """One row per run: name, format, questions, accuracy, exact chance, the rates."""
+    """One row per run: name, format, questions, accuracy and its standard error (a run's
+    sampling error: random answers land within about two of chance), exact chance, the
+    rates."""
     return [
         [name, r["format"], str(r["count"]), *(f"{r[c]:.4f}" for c in _COLUMNS[1:])]
         for name, r in results
@@ -122,7 +124,7 @@ def table_rows(results: Sequence[tuple[str, dict[str, Any]]]) -> list[list[str]]
 
 def render(results: Sequence[tuple[str, dict[str, Any]]], pairs: Sequence[dict]) -> str:
     """The question runs as a Markdown table, then each model's pairwise consistency."""
-    head = ["run", "format", "questions", "accuracy", "chance", "unparsed", "invalid"]
+    head = ["run", "format", "questions", "accuracy", "± s.e.", "chance", "unparsed", "invalid"]
     parts = [markdown_table(head, table_rows(results))]
     for name, r in results:
         wrong = [(r["missing"], "without an answer"), (r["errors"], "request errors")]
