@@ -55,6 +55,8 @@ from typing import Any
 
 import datasets
 
+import splice_formats
+
 # --- configs and layout ---------------------------------------------------------------
 
 CONFIGS: tuple[str, ...] = ("video", "video_text", "text")
@@ -210,9 +212,15 @@ def load(
     source: str | os.PathLike,
     streaming: bool = False,
     decode: bool | None = None,
+    format: str = splice_formats.ORDER,
+    question_seed: int = splice_formats.DEFAULT_SEED,
     **load_dataset_kwargs: Any,
 ) -> datasets.Dataset | datasets.IterableDataset:
-    """`load_dataset(source, config, split=...)` with the schema's features.
+    """`load_dataset(source, config, split=...)` with the schema's features; with
+    ``format="pairwise"`` or ``"choice"``, its rows as questions (`question_rows`, seeded by
+    ``question_seed``), mapped on loading: the build holds no question files. Streamed,
+    nothing is copied; otherwise ``datasets`` caches the mapped rows like any ``map``, clip
+    bytes included for a clip config (a pair shows each clip in up to n - 1 questions).
 
     ``source`` is a built folder or a Hub dataset id. ``decode=None`` decodes clips with
     torchcodec when it is installed and otherwise returns them undecoded instead of
@@ -228,6 +236,7 @@ def load(
     ``table_cast`` only swaps the schema metadata (no data is cast).
     """
     _check_config(config)
+    splice_formats.check_format(format)
     if decode is None:
         decode = torchcodec_available()
     elif decode and not torchcodec_available():
@@ -251,14 +260,97 @@ def load(
         load_dataset_kwargs["fragment_scan_options"] = pa_dataset.ParquetFragmentScanOptions(
             pre_buffer=False
         )
-    return datasets.load_dataset(
+    rows = datasets.load_dataset(
         src,
         config,
         split=split,
         streaming=streaming,
-        features=loading_features(config, decode=decode),
+        features=loading_features(config, decode=decode and format == splice_formats.ORDER),
         **load_dataset_kwargs,
     )
+    if format == splice_formats.ORDER:
+        return rows
+    asked = rows.map(
+        lambda batch: question_batch(batch, config, format, question_seed),
+        batched=True,
+        batch_size=16,
+        remove_columns=list(columns(config)),
+        features=question_features(config, format, decode=False),
+    )
+    return (
+        asked.cast_column(CLIPS, datasets.List(datasets.Video(decode=True)))
+        if (decode and CLIPS in columns(config))
+        else asked
+    )
+
+
+# --- question formats (splice_formats) --------------------------------------------------
+
+QUESTION_ID = "question_id"
+LABELS = "labels"  # the row labels of the clips a question shows, in the order shown
+OPTIONS = "options"  # candidate answers, each a sequence of labels
+# A question's answer: the 1-based number of the right option, and how many there are.
+QUESTION_ANSWER_FEATURE = {
+    "option": datasets.Value("int32"),
+    "num_options": datasets.Value("int32"),
+}
+_PER_CLIP = (CLIPS, CAPTIONS, CLIP_DURATIONS)  # list columns with one entry per clip
+
+
+def question_columns(config: str) -> tuple[str, ...]:
+    """A config's columns as question rows: the row's, plus the question's id, the labels
+    of the clips it shows and its options, with the question's answer as ``answer``."""
+    return (VIDEO_ID, QUESTION_ID, *MODEL_FACING[config][1:], LABELS, OPTIONS, ANSWER)
+
+
+def question_features(config: str, format: str, decode: bool = True) -> datasets.Features:
+    """The features of a config's rows asked as ``format`` questions."""
+    splice_formats.check_format(format)
+    base = loading_features(config, decode=decode)
+    extra = {
+        QUESTION_ID: datasets.Value("string"),
+        LABELS: datasets.List(datasets.Value("int32")),
+        OPTIONS: datasets.List(datasets.List(datasets.Value("int32"))),
+        ANSWER: QUESTION_ANSWER_FEATURE,
+    }
+    return datasets.Features({c: extra.get(c) or base[c] for c in question_columns(config)})
+
+
+def question_rows(
+    row: dict[str, Any], config: str, format: str, seed: int = splice_formats.DEFAULT_SEED
+) -> list[dict[str, Any]]:
+    """One row of ``config`` as its ``format`` questions: each shows the clips (captions,
+    durations) it asks about, in the order shown, labelled as in the row."""
+    vid = str(row[VIDEO_ID])
+    order = (row.get(ANSWER) or {}).get("order")
+    if order is None:
+        raise KeyError(f"video {vid!r}: no answer order to derive {format} questions from")
+    out = []
+    for q in splice_formats.questions(format, seed, vid, order):
+        shown = q.shown
+        asked = {c: row[c] for c in MODEL_FACING[config] if c not in _PER_CLIP}
+        asked.update({c: [row[c][k - 1] for k in shown] for c in _PER_CLIP if c in row})
+        asked[NUM_CLIPS] = len(shown)
+        asked.update(
+            {
+                QUESTION_ID: q.question_id,
+                LABELS: list(shown),
+                OPTIONS: [list(o) for o in q.options],
+                ANSWER: {"option": q.answer, "num_options": len(q.options)},
+            }
+        )
+        out.append({c: asked[c] for c in question_columns(config)})
+    return out
+
+
+def question_batch(
+    batch: dict[str, list[Any]], config: str, format: str, seed: int = splice_formats.DEFAULT_SEED
+) -> dict[str, list[Any]]:
+    """A batch of rows (``Dataset.map(batched=True)``) as their questions: how ``load`` and
+    the lmms-eval task variants turn rows into question rows."""
+    rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+    asked = [q for row in rows for q in question_rows(row, config, format, seed)]
+    return {c: [q[c] for q in asked] for c in question_columns(config)}
 
 
 # --- the builder (datasets 4/5: instantiate directly) ----------------------------------

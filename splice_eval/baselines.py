@@ -19,6 +19,11 @@
 
 Every answer is written as the model-style text ``<order>Video 2, Video 1</order>`` and
 parsed back with ``splice_metric.parse_order``, the project's one parser of answers.
+
+``random --format pairwise|choice`` answers the question formats (``splice_formats``): a
+seeded uniform option per question, written as a model's ``<answer>...</answer>`` and read
+back by the metric's option parsers; its expected accuracy is exactly the mean of
+1/num_options, which ``splice score`` shows beside it as ``chance``.
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ from pathlib import Path
 import numpy as np
 
 import splice_dataset as schema
+import splice_formats
 from splice_build.errors import UserError, read_bytes
 from splice_build.output.card import markdown_table
 from splice_build.stages.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
+from splice_metric.questions import answer_text, read_answer
 
 from . import prompts, sampling
 from .builddata import iter_rows
@@ -186,6 +193,24 @@ def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> It
         )
 
 
+def random_option(seed: int, question_id: str, num_options: int) -> int:
+    """A uniform option (1-based) of a question, fixed by (seed, question id)."""
+    return random.Random(f"splice-random-baseline:{seed}:{question_id}").randint(1, num_options)
+
+
+def run_question_baseline(
+    build: str | Path, config: str, fmt: str, seed: int = 0
+) -> Iterator[Prediction]:
+    """The random baseline's answers to every ``fmt`` question of a build's config, read
+    from the question rows' model-facing columns (the id, the labels shown, the options)."""
+    rows = schema.load(config, source=str(build), format=fmt, decode=False)
+    for row in rows.select_columns([schema.QUESTION_ID, schema.LABELS, schema.OPTIONS]):
+        qid, labels, k = row[schema.QUESTION_ID], row[schema.LABELS], len(row[schema.OPTIONS])
+        raw = answer_text(random_option(seed, qid, k), fmt, labels)
+        option = read_answer(raw, fmt, k, labels)
+        yield Prediction(qid, config, "random", raw, [option], {"seed": seed})
+
+
 # --- the taxonomy prior on COIN's own annotation file ----------------------------------
 
 
@@ -252,17 +277,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument("--seed", type=int, default=0, help="seed (random; --coin shuffle)")
+    parser.add_argument(
+        "--format",
+        choices=splice_formats.FORMATS,
+        default=splice_formats.ORDER,
+        help="random only: answer the order task (default) or the pairwise / choice questions",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.coin is not None:
         return _run_coin(args)
     config = args.config or CONFIGS_OF[args.name][0]
+    asked = args.format != splice_formats.ORDER
+    if asked and args.name != "random":
+        raise UserError(f"--format {args.format}: only the random baseline answers questions")
+    fmt = {"format": args.format, "question_seed": splice_formats.DEFAULT_SEED} if asked else {}
     try:
         path = write_predictions(
             args.out,
-            run_baseline(args.name, args.data, config, args.seed),
-            baseline_metadata(args.name, config, args.seed),
+            run_question_baseline(args.data, config, args.format, args.seed)
+            if asked
+            else run_baseline(args.name, args.data, config, args.seed),
+            baseline_metadata(args.name, config, args.seed) | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks
         raise UserError(str(exc)) from exc

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
+import splice_formats
 import splice_metric
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
@@ -27,6 +28,7 @@ from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, w
 from splice_eval.redact import Redactor
 from splice_eval.resume import append_line, is_answered, load_previous
 from splice_eval.sampling import FrameSpec
+from splice_metric.questions import read_answer
 
 log = logging.getLogger("splice.run")
 
@@ -37,9 +39,11 @@ Caller = Callable[[list[dict[str, Any]]], CallResult]
 class RowJob:
     """One row to ask about; ``messages`` is built in the worker (frame sampling is slow)."""
 
-    video_id: str
+    video_id: str  # for a question format, the question's id (splice_formats)
     num_clips: int
     build_messages: Callable[[], list[dict[str, Any]]]
+    # the whole answer -> the order, or for a question ``[option]`` (None: unparsed)
+    parse: Callable[[str | None], list[int] | None] = splice_metric.parse_order
 
 
 @dataclass
@@ -159,7 +163,7 @@ class _JobLoop:
 
     def answer(self, job: RowJob) -> Prediction:
         result = self.call(job)
-        parsed = splice_metric.parse_order(result.raw_output)  # the whole answer
+        parsed = job.parse(result.raw_output)  # the whole answer
         raw, cut = cap_raw_output(result.raw_output)
         extra: dict[str, Any] = {"usage": result.usage, "attempts": result.attempts}
         if cut:
@@ -226,12 +230,14 @@ class RunSettings:
     probe: str = probes.NONE  # what the model is shown of the sampled frames (``probes``)
     probe_seed: int = probes.DEFAULT_SEED
     frame_cache: FrameCache | None = None  # sampled frames kept on disk (``--frame-cache``)
+    format: str = splice_formats.ORDER  # how the rows are asked (``--format``)
 
 
 def iter_jobs(
-    rows: Iterable[dict[str, Any]], settings: RunSettings, references: dict[str, list[int]]
+    rows: Iterable[dict[str, Any]], settings: RunSettings, references: dict[str, Any]
 ) -> Iterator[RowJob]:
-    """One job per row; fills ``references`` (video id -> answer order) for scoring.
+    """One job per row; fills ``references`` (video id -> answer order; for a question
+    format, question id -> the metric's question reference) for scoring.
 
     The answer column stays here: only ``build_prompt`` (which reads model-facing columns)
     sees the row on the way to the model.
@@ -239,6 +245,9 @@ def iter_jobs(
     for index, row in enumerate(rows):
         if settings.limit is not None and index >= settings.limit:
             return
+        if settings.format != splice_formats.ORDER:
+            yield _question_job(row, settings, references)
+            continue
         video_id = str(row[schema.VIDEO_ID])
         answer = row.get(schema.ANSWER) or {}
         if answer.get("order") is not None:
@@ -247,9 +256,24 @@ def iter_jobs(
         yield RowJob(video_id, int(row[schema.NUM_CLIPS]), _message_builder(model_row, settings))
 
 
+def _question_job(row: dict[str, Any], settings: RunSettings, references: dict[str, Any]) -> RowJob:
+    """A question row's job: its answer kept here, its reply read as an option number."""
+    qid = str(row[schema.QUESTION_ID])
+    labels = [int(x) for x in row[schema.LABELS]]
+    answer = row[schema.ANSWER]
+    references[qid] = {**answer, "labels": labels}
+    model_row = {k: v for k, v in row.items() if k != schema.ANSWER}
+
+    def parse(text: str | None) -> list[int] | None:
+        option = read_answer(text, settings.format, int(answer["num_options"]), labels)
+        return None if option is None else [option]
+
+    return RowJob(qid, len(labels), _message_builder(model_row, settings), parse)
+
+
 def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
     def build() -> list[dict[str, Any]]:
-        prompt = prompts.build_prompt(row, settings.config)
+        prompt = prompts.build_question_prompt(row, settings.config, settings.format)
         if settings.clips_as != "images" or settings.config == "text":
             return prompts.to_chat_messages(prompt, clips_as=settings.clips_as)
         cache = settings.frame_cache
@@ -265,10 +289,13 @@ def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[],
     return build
 
 
-def load_rows(data: str, config: str) -> Iterable[dict[str, Any]]:
-    """Rows of a built folder or Hub id, streamed, clips undecoded (the runner only needs
-    their bytes: it sends them as they are or samples frames with PyAV)."""
+def load_rows(
+    data: str, config: str, format: str = splice_formats.ORDER
+) -> Iterable[dict[str, Any]]:
+    """Rows of a built folder or Hub id (as ``format`` questions), streamed, clips undecoded
+    (the runner only needs their bytes: it sends them as they are or samples frames with
+    PyAV)."""
     try:
-        return schema.load(config, source=data, streaming=True, decode=False)
+        return schema.load(config, source=data, streaming=True, decode=False, format=format)
     except FileNotFoundError as exc:  # a local folder that is not there (or not a build)
         raise UserError(f"--data {data}: {exc}") from None

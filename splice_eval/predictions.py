@@ -7,8 +7,11 @@ A prediction file is JSON Lines, one object per (video, config)::
      "raw_output": "<order>Video 2, Video 1</order>", "order": [2, 1]}
 
 ``order`` is the parsed answer in the dataset's label space (``null`` when the raw output
-could not be parsed: scored as an invalid prediction). Extra keys (``usage``, ``error``,
-``annotator``...) are kept and ignored by scoring.
+could not be parsed: scored as an invalid prediction). In a file of a question format
+(metadata ``format``: ``pairwise`` or ``choice``, see ``splice_formats``) each line is one
+question: ``video_id`` holds the question's id (``<video id>/p3`` for a pair, the video id
+for its choice question) and ``order`` the one option picked, ``[2]``. Extra keys
+(``usage``, ``error``, ``annotator``...) are kept and ignored by scoring.
 
 The first line may say how the answers were produced, so that a score is never read apart
 from its settings and a rerun never mixes two settings in one file::
@@ -35,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import splice_formats
 from splice_build.errors import UserError, read_text
 from splice_dataset import CONFIGS
 from splice_eval import probes
@@ -46,7 +50,12 @@ METADATA_KEY = "splice_metadata"
 VOLATILE_METADATA = frozenset({"endpoint", "splice_version", "created"})
 # Settings recorded only since a later release, with what a file written before meant: a
 # file without them was made under these values, so resuming it with them is no change.
-METADATA_DEFAULTS = {"probe": probes.NONE, "probe_seed": probes.DEFAULT_SEED}
+METADATA_DEFAULTS = {
+    "probe": probes.NONE,
+    "probe_seed": probes.DEFAULT_SEED,
+    "format": splice_formats.ORDER,
+    "question_seed": splice_formats.DEFAULT_SEED,
+}
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output
 _CAP_WORDS = "characters cut by splice: raw_output keeps"
 _CAP_MARKER = re.compile(rf"\n\[\.\.\. \d+ {_CAP_WORDS} \d+ from each end \.\.\.\]\n")

@@ -18,15 +18,19 @@ from typing import Any
 import numpy as np
 
 import splice_dataset as schema
+import splice_formats
 from splice_eval.sampling import Frames, clip_bytes, sample_frames
 from splice_metric import parse_order
 
 __all__ = [
     "PROMPT_VERSION",
+    "QUESTION_PROMPT_VERSION",
     "Prompt",
     "PromptClip",
     "answer_text",
     "build_prompt",
+    "build_question_prompt",
+    "prompt_version",
     "clip_label",
     "image_data_url",
     "parse_order",
@@ -89,6 +93,73 @@ PROMPT_VERSION = hashlib.sha256(
         )
     ).encode("utf-8")
 ).hexdigest()[:12]
+
+
+# The question formats' prompts (splice_formats), in the same style: the order prompt's
+# opening and focus list, the question in its words, an answer in tags.
+_PAIRWISE_VIDEO_HEAD = (
+    "Two clips have been taken from one video and are shown in random order.",
+    "Your task is to analyze each clip deeply to decide which of the two happened first in "
+    "the video. Focus on:",
+)
+_CHOICE_VIDEO_HEAD = (
+    "A video has been split into {n} clips, shuffled randomly.",
+    "Your task is to analyze each clip deeply to choose which of the candidate orders below "
+    "is the correct temporal sequence. Focus on:",
+)
+_PAIRWISE_VIDEO_TAIL = (
+    "Provide the clip that happened first strictly within answer tags in this format: ",
+    "\u2019<answer>Video X</answer>\u2019.",
+)
+_CHOICE_VIDEO_TAIL = (
+    "Provide the letter of the correct order strictly within answer tags in this format: ",
+    "\u2019<answer>X</answer>\u2019.",
+)
+_PAIRWISE_TEXT_HEAD = (
+    "Analyze the following two video clip descriptions from one continuous video and "
+    "decide which of them happened first. ",
+    *_TEXT_PROMPT_HEAD[1:],
+)
+_CHOICE_TEXT_HEAD = (
+    "Analyze the following video clips descriptions and choose the order in which they "
+    "happened as part of one continuous video. ",
+    *_TEXT_PROMPT_HEAD[1:],
+)
+_PAIRWISE_TEXT_TAIL = (
+    "Return the clip that happened first strictly within <answer> tags in this format: ",
+    "<answer>Video X</answer> ",
+)
+_CHOICE_TEXT_TAIL = (
+    "Return the letter of the correct order strictly within <answer> tags in this format: ",
+    "<answer>X</answer> ",
+)
+_OPTIONS_HEAD = "Candidate orders:"
+_QUESTION_PROMPTS = {
+    (splice_formats.PAIRWISE, "video"): (_PAIRWISE_VIDEO_HEAD, _PAIRWISE_VIDEO_TAIL),
+    (splice_formats.CHOICE, "video"): (_CHOICE_VIDEO_HEAD, _CHOICE_VIDEO_TAIL),
+    (splice_formats.PAIRWISE, "text"): (_PAIRWISE_TEXT_HEAD, _PAIRWISE_TEXT_TAIL),
+    (splice_formats.CHOICE, "text"): (_CHOICE_TEXT_HEAD, _CHOICE_TEXT_TAIL),
+}
+# Their fingerprint, recorded by question runs (order runs keep PROMPT_VERSION, unchanged).
+QUESTION_PROMPT_VERSION = hashlib.sha256(
+    "\x1f".join(
+        (
+            PROMPT_VERSION,
+            _OPTIONS_HEAD,
+            *(
+                line
+                for key in sorted(_QUESTION_PROMPTS)
+                for p in _QUESTION_PROMPTS[key]
+                for line in p
+            ),
+        )
+    ).encode("utf-8")
+).hexdigest()[:12]
+
+
+def prompt_version(format: str = splice_formats.ORDER) -> str:
+    """The fingerprint of the prompts a run of ``format`` asks with."""
+    return PROMPT_VERSION if format == splice_formats.ORDER else QUESTION_PROMPT_VERSION
 
 
 def clip_label(number: int) -> str:
@@ -162,6 +233,36 @@ def build_prompt(row: Mapping[str, Any], config: str) -> Prompt:
         parts = (*_VIDEO_PROMPT_HEAD, *_VIDEO_PROMPT_FOCUS[config], *_VIDEO_PROMPT_TAIL)
         text = "".join(parts).format(n=n)
     return Prompt(config, vid, text, tuple(items))
+
+
+def build_question_prompt(row: Mapping[str, Any], config: str, format: str) -> Prompt:
+    """The prompt for one question row (``splice_dataset.question_rows``) of ``config``: the
+    clips it shows, in the order shown, each labelled as in the video's row."""
+    if format == splice_formats.ORDER:
+        return build_prompt(row, config)
+    head, tail = _QUESTION_PROMPTS[(format, "text" if config == "text" else "video")]
+    if config != "text":
+        head = (*head, *_VIDEO_PROMPT_FOCUS[config])
+    order = build_prompt(row, config)  # the clips and captions, checked as an order row's
+    labels = [int(x) for x in _field(row, schema.LABELS, f"question {row.get('question_id')!r}")]
+    if len(labels) != len(order.clips):
+        raise ValueError(f"question {row.get('question_id')!r}: labels do not match its clips")
+    items = tuple(
+        PromptClip(k, clip_label(k), clip_label(k) + c.heading[len(c.label) :], c.caption, c.clip)
+        for k, c in zip(labels, order.clips, strict=True)
+    )
+    parts = ["".join(head).format(n=len(items))]
+    if config == "text":
+        parts.append("\n".join(c.heading for c in items))
+    if format == splice_formats.CHOICE:
+        options = _field(row, schema.OPTIONS, f"question {row.get('question_id')!r}")
+        parts.append(_OPTIONS_HEAD)
+        parts += [
+            f"{splice_formats.LETTERS[i]}. " + ", ".join(clip_label(k) for k in o)
+            for i, o in enumerate(options)
+        ]
+    parts.append("".join(tail))
+    return Prompt(config, row.get(schema.VIDEO_ID), "\n".join(parts), items)
 
 
 def _field(row: Mapping[str, Any], column: str, where: str) -> Any:

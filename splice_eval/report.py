@@ -37,6 +37,7 @@ from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
+from . import question_scores
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import (
@@ -448,8 +449,9 @@ def write_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
-    runs = load_runs(prediction_files)
-    report = build_report(runs, meta)
+    every = load_runs(prediction_files)  # the question formats' runs: their own section
+    asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
+    report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}
     report["stand_in"] = schema.read_card(build).stand_in
     figures: dict[str, str] = {}
     if report["runs"]:
@@ -463,7 +465,7 @@ def write_report(
         figures["probes"] = plot_probes(report, out / "probes.png").name
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     sources = [str(p) for p in prediction_files]
-    text = render_markdown(report, figures, sources)
+    text = render_markdown(report, figures, sources) + asked_md
     if paper:
         text += "\n" + render_paper(report)
     (out / "report.md").write_text(text, encoding="utf-8")

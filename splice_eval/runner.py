@@ -35,10 +35,11 @@ from typing import Any
 from tqdm import tqdm
 
 import splice_dataset as schema
+import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
-from splice_eval import frame_cache, probes, prompts, scoring
+from splice_eval import frame_cache, probes, prompts, question_scores, scoring
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.predictions import project_version
@@ -95,6 +96,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="config to ask the model: %(choices)s",
     )
     parser.add_argument("--data", required=True, help="a built SPLICE folder or a Hub dataset id")
+    parser.add_argument(
+        "--format",
+        choices=splice_formats.FORMATS,
+        default=splice_formats.ORDER,
+        help="how each video is asked: order (put all clips in order, the paper's task; "
+        "default), pairwise (which of two clips came first) or choice (pick the true order "
+        "among candidates)",
+    )
     parser.add_argument(
         "--frames",
         type=parse_frames,
@@ -205,7 +214,9 @@ def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, A
         "model": args.model,
         "config": args.config,
         "endpoint": public_url(args.endpoint),
-        "prompt_version": prompts.PROMPT_VERSION,
+        "prompt_version": prompts.prompt_version(settings.format),
+        "format": settings.format,
+        "question_seed": splice_formats.DEFAULT_SEED,
         "clips_as": settings.clips_as if args.config != "text" else None,
         "frames": (
             settings.frames.kwargs()
@@ -272,6 +283,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         limit=args.limit,
         probe=args.probe,
         probe_seed=args.probe_seed,
+        format=args.format,
         frame_cache=None
         if args.no_frame_cache
         else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir()),
@@ -292,11 +304,11 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     log_filter = RedactingFilter(redactor)
     log.addFilter(log_filter)
     metadata = run_metadata(args, settings)
-    rows = load_rows(args.data, args.config)  # a missing build is refused before any output
+    rows = load_rows(args.data, args.config, args.format)  # a missing build: refused first
     print(
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
-        f"probe {settings.probe}, "
+        f"probe {settings.probe}, format {settings.format}, "
         f"out {args.out}",
         file=sys.stderr,
     )
@@ -342,7 +354,11 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     )
     for video_id, error in list(stats.errors_by_video.items())[:10]:
         print(f"  {video_id}: {redactor.text(error)}", file=sys.stderr)
-    if references:
+    if references and args.format != splice_formats.ORDER:
+        run = scoring.Run.of(predictions, model=args.model, config=args.config, format=args.format)
+        scores = question_scores.score_run(run, references)
+        print(question_scores.summarize(run, scores, args.out, scores_path(args.out)))
+    elif references:
         run = scoring.Run.of(predictions, model=args.model, config=args.config)
         scores = scoring.score_run(run, references, random_baseline=True)
         print(summarize(run, scores, args.out, args.data))

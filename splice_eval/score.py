@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as sd
+import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
+from splice_eval import question_scores
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
@@ -73,14 +75,28 @@ def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
     naming the file."""
     runs = read_runs_of(paths, per_file=True)
     for run in runs:
-        unknown = run.not_in(answers.references)
+        unknown = run.not_in(question_scores.references_for(run, answers.references))
         if unknown:
             vid = next(v for v in run.orders if v in set(unknown))
+            what = "video" if run.format == splice_formats.ORDER else f"{run.format} question"
             raise UserError(
-                f"{run.sources[0].file}: video {vid!r} (model {run.model!r}, config "
+                f"{run.sources[0].file}: {what} {vid!r} (model {run.model!r}, config "
                 f"{run.config!r}) is not in the build"
             )
     return runs
+
+
+def score_questions_of(runs: Sequence[Run], answers: Answers) -> list[dict[str, Any]]:
+    """The question-format runs scored over every question the build asks with their seed."""
+    out = []
+    for run in runs:
+        scores = question_scores.score_run(
+            run, question_scores.references_for(run, answers.references)
+        )
+        source = run.sources[0]
+        head = {"file": source.file, "model": run.model, "config": run.config}
+        out.append({**head, "format": run.format, "metadata": source.metadata, **scores})
+    return out
 
 
 def score_run(
@@ -215,7 +231,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         answers = read_answers(args.data)
-        runs = read_runs(args.predictions, answers)
+        every = read_runs(args.predictions, answers)
+        runs = [r for r in every if r.format == splice_formats.ORDER]
+        asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [
             score_run(
                 r,
@@ -230,7 +248,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
-    print(render(results, args.groups))
+    if results:
+        print(render(results, args.groups))
+    if asked:
+        named = [(f"{Path(r['file']).name}:{r['model']}/{r['config']}", r) for r in asked]
+        pairs = question_scores.consistencies(every, answers.references)
+        print(("\n" if results else "") + question_scores.render(named, pairs))
     if comparisons:
         print("\n" + render_probes(comparisons))
     if args.json is not None:
@@ -239,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
             "data": str(args.data),
             "videos": len(answers.references),
             "runs": results,
+            "question_runs": asked,
+            "pairwise_consistency": question_scores.consistencies(every, answers.references),
             "probes": [asdict(c) | {"sentence": sentence(c)} for c in comparisons],
         }
         args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import splice_formats
 import splice_metric
 from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
@@ -53,6 +54,18 @@ def order_of(pred: Prediction) -> tuple[list[int] | None, bool]:
     return splice_metric.parse_order(pred.raw_output), True
 
 
+def format_of(metadata: dict[str, Any] | None) -> tuple[str, int]:
+    """The question format and seed a file's answers were given in (``splice_formats``);
+    files that record none answered the order task."""
+    meta = metadata or {}
+    seed = meta.get("question_seed", splice_formats.DEFAULT_SEED)
+    return str(meta.get("format") or splice_formats.ORDER), int(seed)
+
+
+def _format_field(pred: Prediction) -> dict[str, Any]:
+    return {"format": pred.extra["format"]} if pred.extra.get("format") else {}
+
+
 def probe_of(metadata: dict[str, Any] | None) -> str:
     """The probe a file's answers were produced under; files that record none (other tools',
     older runs) were shown the frames as sampled."""
@@ -69,7 +82,9 @@ class Source:
 
 @dataclass(frozen=True)
 class Run:
-    """One model's answers on one config, by video id."""
+    """One model's answers on one config, by video id (a question format: by question id,
+    each ``[option]``; rows without one keep their text in ``raw``, read against the
+    question's labels when scored)."""
 
     orders: Mapping[str, list[int] | None]  # None: no readable order (scored invalid)
     errors: frozenset[str] = frozenset()  # videos whose request failed
@@ -78,6 +93,9 @@ class Run:
     sources: tuple[Source, ...] = ()
     from_raw: OrdersFromRaw = OrdersFromRaw()
     probe: str = NO_PROBE  # the run condition (``probes``) its files' metadata records
+    format: str = splice_formats.ORDER  # how it was asked (``splice_formats``)
+    question_seed: int = splice_formats.DEFAULT_SEED
+    raw: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -87,22 +105,44 @@ class Run:
         config: str = "",
         sources: tuple[Source, ...] = (),
         probe: str = NO_PROBE,
+        format: str = splice_formats.ORDER,
+        question_seed: int = splice_formats.DEFAULT_SEED,
     ) -> Run:
         """The run of predictions of one model and config; a video predicted twice is
         refused, as in a file. Rows without an order are read from their raw output."""
         orders: dict[str, list[int] | None] = {}
+        raw: dict[str, str] = {}
         errors = set()
         from_raw = readable = 0
+        questions = format != splice_formats.ORDER
         for p in predictions:
             if p.video_id in orders:
                 raise ValueError(f"video {p.video_id!r} has two predictions")
+            if questions:
+                orders[p.video_id] = p.order
+                if p.order is None and isinstance(p.raw_output, str):
+                    raw[p.video_id] = p.raw_output
+                if p.extra.get("error"):
+                    errors.add(p.video_id)
+                continue
             orders[p.video_id], parsed = order_of(p)
             from_raw += parsed
             readable += parsed and orders[p.video_id] is not None
             if p.extra.get("error"):
                 errors.add(p.video_id)
         counted = OrdersFromRaw(from_raw, readable)
-        return cls(orders, frozenset(errors), model, config, sources, counted, probe)
+        return cls(
+            orders,
+            frozenset(errors),
+            model,
+            config,
+            sources,
+            counted,
+            probe,
+            format,
+            question_seed,
+            raw,
+        )
 
     def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
         """Videos the run predicts that the references do not hold, sorted."""
@@ -177,14 +217,17 @@ def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
     """The runs in prediction files, in the order they first appear: one per (file, model,
     config) with ``per_file``, else one per (model, config, probe) across files. A video
     predicted twice within a run, or a file without predictions, raises naming the file."""
-    groups: dict[tuple[str, str, str, str], _Group] = {}
+    groups: dict[tuple[str, str, str, str, tuple[str, int]], _Group] = {}
     for path in map(Path, paths):
         metadata = read_metadata(path)
         predictions = read_predictions(path)
         if not predictions:
             raise UserError(f"{path}: no predictions")
         for pred in predictions:
-            key = (str(path) if per_file else "", pred.model, pred.config, probe_of(metadata))
+            file = str(path) if per_file else ""
+            # a row may say its format itself (the lmms-eval task's records do)
+            asked = format_of({**(metadata or {}), **_format_field(pred)})
+            key = (file, pred.model, pred.config, probe_of(metadata), asked)
             group = groups.setdefault(key, _Group())
             if pred.video_id in group.seen:
                 raise UserError(
@@ -196,6 +239,14 @@ def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
             if not group.sources or group.sources[-1].file != str(path):
                 group.sources.append(Source(str(path), metadata))
     return [
-        Run.of(g.predictions, model=model, config=config, sources=tuple(g.sources), probe=probe)
-        for (_, model, config, probe), g in groups.items()
+        Run.of(
+            g.predictions,
+            model=model,
+            config=config,
+            sources=tuple(g.sources),
+            probe=probe,
+            format=fmt,
+            question_seed=seed,
+        )
+        for (_, model, config, probe, (fmt, seed)), g in groups.items()
     ]

@@ -3,6 +3,12 @@
 
 from pathlib import Path
 
+from splice_metric.questions import (
+    QUESTION_CONFIGS,
+    parse_choice,
+    parse_pairwise,
+    score_questions,
+)
 from splice_metric.splice_metric import (
     BASELINE_SAMPLES,
     METRICS,
@@ -28,12 +34,16 @@ __all__ = [
     "BASELINE_SAMPLES",
     "METRICS",
     "PAPER_METRICS",
+    "QUESTION_CONFIGS",
     "RATES",
     "TABLE_MAX_N",
     "SpliceMetric",
     "expected_random",
     "path",
+    "parse_choice",
     "parse_order",
+    "parse_pairwise",
     "random_baseline",
     "score",
+    "score_questions",
 ]

@@ -1,11 +1,6 @@
-"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric.
-
-Uploaded alone as a Hugging Face Space, so it imports only numpy, datasets, evaluate and
-the standard library. It holds ``parse_order``, the project's only parser of model answers,
-so that every producer of predictions reads model text as the metric does. The metrics are
-written as Appendix A.1 of the paper defines them, vectorised over all examples of one
-number of clips and prediction length (`_metrics`): a million predictions take seconds,
-all SPLICE needs, so no faster machinery is kept.
+"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its sibling
+``questions.py``; numpy, datasets, evaluate only). ``parse_order`` is the one parser of order
+answers. Metrics as in Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
 """
 
 from __future__ import annotations
@@ -23,6 +18,8 @@ import datasets
 import evaluate
 import numpy as np
 
+from .questions import QUESTION_CONFIGS, metric_features, question_scorer, storable
+
 _CITATION = """\
 @misc{ballout2025splice,
   title  = {Can you {SPLICE} it together? A Human Curated Benchmark for Probing Visual
@@ -35,13 +32,14 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores predicted orders of shuffled video clips against the true chronological order, as in
-the SPLICE benchmark (Section 5.1 and Appendix A.1 of the paper): binary (exact-match)
-accuracy, position-wise (Hamming) accuracy, LCS ratio and absolute Levenshtein edit distance,
-plus Kendall's tau and pairwise accuracy, and the share of invalid predictions (not a
-permutation of the reference's labels). Every value is a mean over examples, with a
-breakdown by number of clips, optional breakdowns by any grouping, exact random-permutation
-baselines and seeded bootstrap confidence intervals.
+Scores predicted orders of shuffled video clips against the true chronological order, as in the
+SPLICE benchmark (Section 5.1 and Appendix A.1 of the paper): binary (exact-match) accuracy,
+position-wise (Hamming) accuracy, LCS ratio and absolute Levenshtein edit distance, plus Kendall's
+tau and pairwise accuracy, and the share of invalid predictions (not a permutation of the
+reference's labels). Every value is a mean over examples, with a breakdown by number of clips,
+optional breakdowns by any grouping, exact random-permutation baselines and seeded bootstrap
+confidence intervals. Configs ``pairwise`` and ``choice`` score option answers to SPLICE's question
+formats (``questions.py``): accuracy with exact chance.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -668,15 +666,17 @@ class SpliceMetric(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": answers, "references": labels}),
+            features=metric_features(self.config_name, answers, labels),
             reference_urls=["https://coin-dataset.github.io/"],
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs) -> None:
         """Store predictions in a form Arrow keeps exactly (its int cast truncates 1.5)."""
-        if predictions is not None:
+        if predictions is not None and self.config_name in QUESTION_CONFIGS:  # questions.py
+            predictions = [storable(p) for p in predictions]
+        elif predictions is not None:
             predictions = [self._storable(p, i) for i, p in enumerate(predictions)]
-        if references is not None:
+        if references is not None and self.config_name not in QUESTION_CONFIGS:
             references = [_reference_labels(r, i) for i, r in enumerate(references)]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
@@ -696,4 +696,4 @@ class SpliceMetric(evaluate.Metric):
 
     def _compute(self, predictions, references, **kwargs) -> dict[str, Any]:
         """The keyword arguments are those of `score` (see ``_KWARGS_DESCRIPTION``)."""
-        return score(predictions, references, **kwargs)
+        return (question_scorer(self.config_name) or score)(predictions, references, **kwargs)

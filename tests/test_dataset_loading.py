@@ -166,3 +166,23 @@ def test_builder_errors_name_the_folder_or_file(tmp_path: Path, demo_build: Path
         ).download_and_prepare()
     assert shard.name in str(caught.value.__cause__)
     assert "captions" in str(caught.value.__cause__)
+
+
+@pytest.mark.parametrize("fmt", ["pairwise", "choice"])
+@pytest.mark.parametrize("config", ["text", "video"])
+def test_load_asks_rows_as_questions(demo_build, config, fmt):
+    """``load(..., format=)``: the rows' questions (``question_rows``), the same streamed or
+    not, with the question features, and no answer order left in them."""
+    plain = list(sd.load(config, source=str(demo_build), decode=False))
+    expected = [q for row in plain for q in sd.question_rows(row, config, fmt)]
+    asked = sd.load(config, source=str(demo_build), decode=False, format=fmt)
+    streamed = sd.load(config, source=str(demo_build), decode=False, format=fmt, streaming=True)
+    assert asked.features == sd.question_features(config, fmt, decode=False)
+    assert list(asked) == expected == list(streamed)
+    assert all(set(q["answer"]) == {"option", "num_options"} for q in expected)
+    if fmt == "pairwise":
+        assert len(expected) > len(plain)
+    else:
+        assert len(expected) == len(plain)
+    with pytest.raises(ValueError, match="format 'pairs'"):
+        sd.load(config, source=str(demo_build), format="pairs")

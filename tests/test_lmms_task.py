@@ -228,11 +228,15 @@ def lmms() -> Path:
 
 
 def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
-    """The build through $SPLICE_DATA, and caches of this test only (the project itself is
-    installed in lmms-eval's venv: nothing on PYTHONPATH)."""
+    """The build through $SPLICE_DATA, and caches of this test only. The project is
+    installed in lmms-eval's venv; PYTHONPATH puts this checkout's modules first (and its
+    ``.pp`` links, where a worktree has them), so a checkout other than the installed one
+    is tested as it is, never the venv's copy."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    checkout = [str(p) for p in (REPO / ".pp", REPO) if p.is_dir()]
     return {
         **env,
+        "PYTHONPATH": os.pathsep.join(checkout),
         "SPLICE_DATA": str(build),
         "SPLICE_CLIP_CACHE": str(tmp_path / "clips"),
         "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),

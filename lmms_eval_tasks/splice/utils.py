@@ -22,8 +22,10 @@ from typing import Any
 import datasets
 
 import splice_dataset as schema
+import splice_formats
 import splice_metric
 from splice_eval import frame_cache, probes, prompts, sampling, scoring
+from splice_metric.questions import answer_text, read_answer, score_questions
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
@@ -117,7 +119,8 @@ def doc_to_visual(doc: dict[str, Any]) -> list[str]:
     video_id = str(doc[schema.VIDEO_ID])
     folder = clip_cache_dir() / video_id
     paths = []
-    for label, clip in enumerate(doc[schema.CLIPS], 1):
+    labels = doc.get(schema.LABELS) or range(1, len(doc[schema.CLIPS]) + 1)  # a question's
+    for label, clip in zip(labels, doc[schema.CLIPS], strict=True):
         if isinstance(clip, str):
             paths.append(clip)
             continue
@@ -228,7 +231,7 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = No
     captions for video_text) follow the instruction, in the order doc_to_visual gives the
     clips, since a plain lmms-eval model gets the visuals apart from the text."""
     kwargs = lmms_eval_specific_kwargs or {}
-    prompt = prompts.build_prompt(doc, config_of(doc))
+    prompt = prompts.build_question_prompt(doc, config_of(doc), format_of(doc))
     text = prompt.text
     if prompt.config != "text":
         text += "\n" + "\n".join(c.heading for c in prompt.clips)
@@ -240,7 +243,7 @@ def doc_to_messages(
 ) -> list[dict[str, Any]]:
     """Chat models: the instruction, then each clip after its heading, interleaved (the
     layout of ``splice_eval.prompts.to_chat_messages``, in lmms-eval's content format)."""
-    prompt = prompts.build_prompt(doc, config_of(doc))
+    prompt = prompts.build_question_prompt(doc, config_of(doc), format_of(doc))
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":
         for item, path in zip(prompt.clips, probed_visual(doc, probe), strict=True):
@@ -251,6 +254,8 @@ def doc_to_messages(
 
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The ideal answer in the prompt's format (for logs; scoring uses the label order)."""
+    if format_of(doc) != splice_formats.ORDER:
+        return answer_text(doc[schema.ANSWER]["option"], format_of(doc), doc[schema.LABELS])
     order = doc[schema.ANSWER]["order"]
     return prompts.answer_text(order)
 
@@ -284,6 +289,78 @@ def _aggregator(name: str):
     aggregate.__doc__ = f"lmms-eval aggregation: the SPLICE metric's {name} over all docs."
     return aggregate
 
+
+# --- question formats (``splice_formats``): the task variants splice_<format> ------------
+
+QUESTION_METRICS = ("accuracy", "chance", "unparsed_rate", "invalid_rate")
+
+
+def format_of(doc: dict[str, Any]) -> str:
+    """The format a doc asks in: a question row has a question id, and a pair's options are
+    single clips."""
+    if schema.QUESTION_ID not in doc:
+        return splice_formats.ORDER
+    options = doc[schema.OPTIONS]
+    return splice_formats.PAIRWISE if all(len(o) == 1 for o in options) else splice_formats.CHOICE
+
+
+def _questions(dataset: Any, fmt: str) -> Any:
+    """A config's rows as ``fmt`` questions (``splice_dataset.question_batch``), after the
+    clips became cached files (``process_docs``): the questions copy paths, never bytes."""
+    docs = process_docs(dataset)
+    config = config_of(docs.features)
+    features = schema.question_features(config, fmt, decode=False)
+    if schema.CLIPS in features:
+        features[schema.CLIPS] = datasets.List(datasets.Value("string"))
+    return docs.map(
+        lambda batch: schema.question_batch(batch, config, fmt),
+        batched=True,
+        remove_columns=list(schema.columns(config)),
+        features=features,
+        **({"keep_in_memory": True} if isinstance(docs, datasets.Dataset) else {}),
+    )
+
+
+def process_docs_pairwise(dataset: Any) -> Any:
+    return _questions(dataset, splice_formats.PAIRWISE)
+
+
+def process_docs_choice(dataset: Any) -> Any:
+    return _questions(dataset, splice_formats.CHOICE)
+
+
+def process_results_question(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    """One record per question under every question metric's name: the option read from
+    the answer by the metric's parser, and the question's reference."""
+    raw = results[0] if results else None
+    fmt, answer, labels = format_of(doc), doc[schema.ANSWER], list(doc[schema.LABELS])
+    option = read_answer(raw, fmt, int(answer["num_options"]), labels)
+    record = {  # also a row of a prediction file of that format
+        "video_id": str(doc[schema.QUESTION_ID]),
+        "config": config_of(doc),
+        "format": fmt,
+        "raw_output": raw,
+        "order": None if option is None else [option],
+        "reference": {**answer, "labels": labels},
+    }
+    return {name: record for name in QUESTION_METRICS}
+
+
+def _question_aggregator(name: str):
+    def aggregate(records: list[dict[str, Any]]) -> float:
+        answers = [r["order"][0] if r["order"] else None for r in records]
+        result = score_questions(answers, [r["reference"] for r in records], records[0]["format"])
+        return float(result[name])
+
+    aggregate.__name__ = f"aggregate_question_{name}"
+    aggregate.__doc__ = f"lmms-eval aggregation: the SPLICE question {name} over all docs."
+    return aggregate
+
+
+aggregate_question_accuracy = _question_aggregator("accuracy")
+aggregate_question_chance = _question_aggregator("chance")
+aggregate_question_unparsed_rate = _question_aggregator("unparsed_rate")
+aggregate_question_invalid_rate = _question_aggregator("invalid_rate")
 
 aggregate_binary_accuracy = _aggregator("binary_accuracy")
 aggregate_hamming_accuracy = _aggregator("hamming_accuracy")

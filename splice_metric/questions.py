@@ -1,0 +1,236 @@
+"""Scoring of SPLICE's question formats (``splice_formats``): pairwise "which came first?"
+and multiple choice over candidate orders, as the metric's ``pairwise`` and ``choice``
+configs.
+
+A sibling of ``splice_metric.py``, which imports it relatively so that ``evaluate.load``
+copies it beside the metric script (evaluate copies a script's ``from .name import``
+modules) and the Space ships both files. Standard library only.
+
+Each question has ``num_options`` options and one right one; the answer is the 1-based
+number of an option. Chance is exact per question (``1 / num_options``: 0.5 for a pair,
+1/k for k candidate orders), so the expected accuracy of random answers is the mean of
+those, ``chance`` in every result. A reply is read with ``parse_choice`` or
+``parse_pairwise`` with the care of ``parse_order``: the last ``<answer>`` block if there
+is one, else an answer cue ("the answer is ..."), else a reply that is only an answer;
+anything ambiguous (two options named) is unparsed rather than guessed, and counted apart.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+QUESTION_CONFIGS = ("pairwise", "choice")
+LETTERS = "ABCDEFGH"
+
+_TAG = re.compile(r"<\s*answer\s*>(.*?)<\s*/\s*answer\s*>", re.IGNORECASE | re.DOTALL)
+_CUE = re.compile(
+    r"\b(?:answer|option|choice)\b\s*(?:is|would be|:)?\s*[:\-]?\s*(.{1,60})", re.IGNORECASE
+)
+# "the second clip happened first": the statement's subject is the answer
+_STATEMENT = re.compile(
+    r"([^.\n]{1,60}?)\s+(?:happened|happens|came|comes|occurred|occurs|was|is)\s+"
+    r"(?:first|earlier)\b",
+    re.IGNORECASE,
+)
+_OPTION_NUMBER = re.compile(r"^\W*option\s*(\d+)\b", re.IGNORECASE)
+_CLIP = re.compile(r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]*(\d+)(?![0-9])", re.IGNORECASE)
+_ORDINAL = re.compile(r"\b(first|second|1st|2nd)\b", re.IGNORECASE)
+_SHORT = 40  # a reply this short with no tag or cue may be the answer itself
+# "... happened first": the question's own word, not an ordinal naming a clip
+_CAME_FIRST = re.compile(
+    r"\b(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went)\s+first\b", re.I
+)
+
+
+def _blocks(text: str) -> list[str]:
+    """Where an answer is looked for, most explicit first: the last tag, the last cue, the
+    whole reply when it is short."""
+    tags = _TAG.findall(text)
+    if tags:
+        return [tags[-1]]
+    numbered = re.findall(r"\boption\s*(\d+)\b", text, re.IGNORECASE)  # the cue keeps its word
+    cues = [f"option {numbered[-1]}"] if numbered else _CUE.findall(text)
+    statements = _STATEMENT.findall(text)
+    out = [cues[-1]] if cues else []
+    out += [statements[-1]] if statements else []
+    return out + ([text] if len(text.strip()) <= _SHORT else [])
+
+
+def parse_choice(text: str | None, num_options: int) -> int | None:
+    """The option (1-based) a reply to a multiple-choice question picks, or None.
+
+    Reads a letter (``B``, ``(B)``, ``B.``, ``Option B``) or an option number (``2``,
+    ``option 2``); a letter or number beyond ``num_options`` is read and left to the
+    scorer to count as invalid."""
+    if not isinstance(text, str):
+        return None
+    for block in _blocks(text):
+        found = _choice_in(block)
+        if found is not None:
+            return found
+    return None
+
+
+def _choice_in(block: str) -> int | None:
+    if m := _OPTION_NUMBER.match(block):
+        return int(m.group(1))
+    letters = re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", block)
+    numbers = re.findall(r"(?<![\w.])(\d+)(?![\w.])", block)
+    head = re.match(r"^\W*([A-H])(?:\W|$)", block)
+    if head:  # "B. Video 2, Video 1": the letter leads, the order after it is its text
+        return LETTERS.index(head.group(1)) + 1
+    if len(set(letters)) == 1 and not numbers:
+        return LETTERS.index(letters[0]) + 1
+    if not letters and len(set(numbers)) == 1 and not _CLIP.search(block):
+        return int(numbers[0])
+    return None
+
+
+def parse_pairwise(text: str | None, labels: Sequence[int]) -> int | None:
+    """Which of the two clips shown (1: the first shown, 2: the second) a reply says
+    happened first, or None.
+
+    Reads a clip label (``Video 5``, one of ``labels``, the row labels of the clips in the
+    order shown), ``option N``, "first"/"second" (the clip shown first/second), or a bare
+    number: a shown label when it is one, else 1 or 2 as an option number."""
+    if not isinstance(text, str):
+        return None
+    shown = [int(x) for x in labels]
+    for block in _blocks(text):
+        found = _pair_in(block, shown)
+        if found is not None:
+            return found
+    return None
+
+
+def _pair_in(block: str, shown: list[int]) -> int | None:
+    if m := _OPTION_NUMBER.match(block):
+        return int(m.group(1))
+    named = {int(x) for x in _CLIP.findall(block)}
+    if named:
+        return shown.index(named.pop()) + 1 if len(named) == 1 and named <= set(shown) else None
+    ordinals = {
+        w.lower()[0] for w in _ORDINAL.findall(_CAME_FIRST.sub(" ", block))
+    }  # "f"/"1" or "s"/"2"
+    ordinals = {"1" if w in "f1" else "2" for w in ordinals}
+    numbers = set(re.findall(r"(?<![\w.])(\d+)(?![\w.])", block))
+    if len(ordinals) == 1 and not numbers:
+        return int(ordinals.pop())
+    if len(numbers) == 1 and not ordinals:
+        value = int(numbers.pop())
+        return shown.index(value) + 1 if value in shown else value
+    return None
+
+
+def _reference(ref: Any, index: int) -> tuple[int, int, list[int]]:
+    if not isinstance(ref, dict) or "option" not in ref or "num_options" not in ref:
+        raise ValueError(
+            f"reference {index}: expected {{'option': int, 'num_options': int}} (the "
+            f"question's answer column), got {ref!r}"
+        )
+    option, count = int(ref["option"]), int(ref["num_options"])
+    if not 1 <= option <= count:
+        raise ValueError(f"reference {index}: option {option} is not in 1..{count}")
+    return option, count, [int(x) for x in ref.get("labels") or []]
+
+
+def read_answer(prediction: Any, config: str, count: int, labels: list[int]) -> int | None:
+    """A prediction as an option number: an int as it is, text through the parser."""
+    if isinstance(prediction, bool) or prediction is None:
+        return None
+    if isinstance(prediction, int):
+        return prediction
+    if config == "pairwise":
+        return parse_pairwise(prediction, labels)
+    return parse_choice(prediction, count)
+
+
+def score_questions(
+    predictions: Sequence[Any], references: Sequence[Any], config: str
+) -> dict[str, Any]:
+    """Accuracy of option answers, with exact chance, over every question.
+
+    A prediction is an option number (1-based) or the model's text; an unread answer
+    (``None``, text naming no single option) is unparsed, a number outside the options
+    invalid; both count as wrong, and the rates say how many."""
+    if config not in QUESTION_CONFIGS:
+        raise ValueError(f"config {config!r} is not a question format {QUESTION_CONFIGS}")
+    if len(predictions) != len(references):
+        raise ValueError(f"got {len(predictions)} predictions for {len(references)} references")
+    cells: dict[int, list[int]] = {}  # num_options -> [count, right, unparsed, invalid]
+    for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
+        option, count, labels = _reference(ref, i)
+        answer = read_answer(pred, config, count, labels)
+        cell = cells.setdefault(count, [0, 0, 0, 0])
+        cell[0] += 1
+        cell[1] += answer == option
+        cell[2] += answer is None
+        cell[3] += answer is not None and not 1 <= answer <= count
+    return {
+        **_cell(list(cells.items())),
+        "by_num_options": {k: _cell([(k, c)]) for k, c in sorted(cells.items())},
+    }
+
+
+def _cell(cells: list[tuple[int, list[int]]]) -> dict[str, Any]:
+    total = sum(c[0] for _, c in cells)
+    if not total:
+        raise ValueError("no questions to score")
+    right, unparsed, invalid = (sum(c[i] for _, c in cells) for i in (1, 2, 3))
+    chance = sum(c[0] / k for k, c in cells) / total
+    accuracy = right / total
+    return {
+        "count": total,
+        "accuracy": accuracy,
+        "chance": chance,  # the exact expected accuracy of uniformly random answers
+        "stderr": math.sqrt(accuracy * (1 - accuracy) / total),
+        "unparsed_rate": unparsed / total,
+        "invalid_rate": (unparsed + invalid) / total,
+    }
+
+
+def answer_text(option: int, config: str, labels: Sequence[int] = ()) -> str:
+    """An answer written as the question prompts ask for it (what baselines emit, so that
+    it goes through the same parser as a model's)."""
+    if config == "pairwise":
+        return f"<answer>Video {labels[option - 1]}</answer>"
+    return f"<answer>{LETTERS[option - 1]}</answer>"
+
+
+def question_scorer(config: str) -> Callable[..., dict[str, Any]] | None:
+    """`score_questions` for a question config, None for the order configs."""
+    if config not in QUESTION_CONFIGS:
+        return None
+    return functools.partial(score_questions, config=config)
+
+
+def metric_features(config: str, answers: Any, labels: Any) -> Any:
+    """The evaluate features of a config: for the order configs ``answers`` and ``labels``
+    (the metric's), for a question config text answers (an option number is stored as
+    ``option N``) and the question's answer with the labels shown."""
+    import datasets
+
+    if config not in QUESTION_CONFIGS:
+        return datasets.Features({"predictions": answers, "references": labels})
+    return datasets.Features(
+        {
+            "predictions": datasets.Value("string"),
+            "references": {
+                "option": datasets.Value("int64"),
+                "num_options": datasets.Value("int64"),
+                "labels": datasets.List(datasets.Value("int64")),
+            },
+        }
+    )
+
+
+def storable(prediction: Any) -> str | None:
+    """A prediction as the question configs store it: text as it is, a number as
+    ``option N`` (which both parsers read as that option)."""
+    if isinstance(prediction, int) and not isinstance(prediction, bool):
+        return f"option {prediction}"
+    return prediction if isinstance(prediction, str) else None

@@ -1,0 +1,80 @@
+"""The metric's option parsers (``splice_metric.questions``) and ``score_questions``,
+against replies written by hand, with an independent count of the expected scores."""
+
+from __future__ import annotations
+
+import evaluate
+import pytest
+
+import splice_metric
+from splice_metric import parse_choice, parse_pairwise, score_questions
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<answer>B</answer>", 2),
+        ("<answer> (c) </answer>", None),  # lower case is not a letter answer
+        ("Thinking... <answer>A</answer> no wait <answer>D</answer>", 4),
+        ("<answer>C. Video 2, Video 1, Video 3</answer>", 3),
+        ("The answer is B.", 2),
+        ("I choose option 3", 3),
+        ("Option C", 3),
+        ("2", 2),
+        ("B", 2),
+        ("<answer>Video 2, Video 1</answer>", None),  # an order, not a letter
+        ("Either A or B, hard to say", None),
+        ("A video has been cut into clips and the order seems unclear to me overall.", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_choice(text, expected):
+    assert parse_choice(text, 4) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "expected"),
+    [
+        ("<answer>Video 5</answer>", [3, 5], 2),
+        ("<answer>Video 3</answer>", [3, 5], 1),
+        ("<answer>Video 4</answer>", [3, 5], None),  # not a clip shown
+        ("<answer>first</answer>", [3, 5], 1),
+        ("The clip shown second happened first.", [3, 5], 2),
+        ("The first clip happened first.", [3, 5], 1),
+        ("Video 5 happened first, then Video 3.", [3, 5], 2),
+        ("<answer>1</answer>", [2, 1], 2),  # a bare number that is a shown label is the label
+        ("<answer>1</answer>", [3, 5], 1),  # else the option number
+        ("option 2", [2, 1], 2),  # "option N" is always the option
+        ("Video 3 or Video 5, both plausible", [3, 5], None),
+        ("It is hard to say which of the clips came before the other one here.", [3, 5], None),
+        (None, [3, 5], None),
+    ],
+)
+def test_parse_pairwise(text, labels, expected):
+    assert parse_pairwise(text, labels) == expected
+
+
+def test_score_questions_counts_wrong_unparsed_and_invalid_apart():
+    refs = [
+        {"option": 2, "num_options": 4},
+        {"option": 1, "num_options": 4},
+        {"option": 2, "num_options": 2},
+        {"option": 1, "num_options": 4},
+    ]
+    result = score_questions([2, "<answer>A</answer>", None, 7], refs, config="choice")
+    assert result["accuracy"] == 0.5
+    assert result["unparsed_rate"] == 0.25 and result["invalid_rate"] == 0.5
+    assert result["chance"] == pytest.approx((0.25 * 3 + 0.5) / 4)
+    assert result["by_num_options"][2]["count"] == 1
+    with pytest.raises(ValueError, match="reference 0"):
+        score_questions([1], [[1, 2]], config="choice")
+
+
+@pytest.mark.parametrize("config", splice_metric.QUESTION_CONFIGS)
+def test_evaluate_loads_the_question_configs(config):
+    metric = evaluate.load(splice_metric.path(), config)
+    refs = [{"option": 1, "num_options": 2, "labels": [4, 2]}] * 2
+    answers = ["<answer>Video 4</answer>", 2] if config == "pairwise" else ["<answer>A</answer>", 2]
+    result = metric.compute(predictions=answers, references=refs)
+    assert result["accuracy"] == 0.5 and result["chance"] == 0.5 and result["count"] == 2
