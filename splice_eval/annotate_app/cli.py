@@ -79,6 +79,14 @@ def parse_passwords(text: str, path: str, annotators: list[str]) -> dict[str, st
     return out
 
 
+def host_warning(host: str, passwords: bool) -> str | None:
+    """What to tell the organiser who lets the network in; None on this machine only."""
+    if host == LOCAL_HOST:
+        return None
+    words = f"listening on {host}: anyone who can reach this machine can open the page"
+    return words + ("" if passwords else " and answer as any annotator (use --passwords)")
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from .app import launch
     from .package import read_package
@@ -88,13 +96,9 @@ def run_serve(args: argparse.Namespace) -> int:
     passwords = None
     if args.passwords is not None:
         passwords = read_passwords(args.passwords, sorted(package.tasks))
-    if args.host != LOCAL_HOST:
-        print(
-            f"splice annotate serve: WARNING: listening on {args.host}: anyone who can reach "
-            "this machine can open the page"
-            + ("" if passwords else " and answer as any annotator (use --passwords)"),
-            file=sys.stderr,
-        )
+    warning = host_warning(args.host, bool(passwords))
+    if warning:
+        print(f"splice annotate serve: WARNING: {warning}", file=sys.stderr)
     store = AnswerStore(args.answers or args.package / "answers")
     total = sum(len(t) for t in package.tasks.values())
     print(
