@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from splice_build.errors import UserError
 from splice_eval import annotate, sheets
 from splice_eval.annotate_app import cli as app_cli
 from splice_eval.annotate_app.app import GRADIO_VERSION, Session, View
@@ -28,7 +29,6 @@ from splice_eval.annotate_app.form import FormError, cell_from_form, form_from_c
 from splice_eval.annotate_app.package import read_package
 from splice_eval.annotate_app.space import write_space
 from splice_eval.annotate_app.store import AnswerStore
-from splice_build.errors import UserError
 from tests.annotate_serving import export_package, free_port, get, served
 from tests.test_missing_extras import assert_one_line, splice_without
 
@@ -202,7 +202,11 @@ def test_space_folder_starts_and_serves(package, tmp_path, demo_build):
     space = write_space(root, tmp_path / "space", public=True)
     header = (space / "README.md").read_text().split("---")[1]
     meta = yaml.safe_load(header)
-    assert (meta["sdk"], meta["sdk_version"], meta["app_file"]) == ("gradio", GRADIO_VERSION, "app.py")
+    assert (meta["sdk"], meta["sdk_version"], meta["app_file"]) == (
+        "gradio",
+        GRADIO_VERSION,
+        "app.py",
+    )
     assert (space / "requirements.txt").read_text() == f"gradio=={GRADIO_VERSION}\n"
     files = [p.relative_to(space) for p in space.rglob("*") if p.is_file()]
     assert not any(p.name == annotate.KEY_NAME for p in files)

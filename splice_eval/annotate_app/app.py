@@ -7,7 +7,6 @@ Files are served only from the clip folders (``allowed_paths``), the key is bloc
 well, and the event handlers are hidden from Gradio's API page.
 """
 
-
 import hmac
 import os
 from collections.abc import Callable
@@ -190,8 +189,12 @@ def launch(
     demo = build_app(package, store, login=bool(passwords))
     auth: Callable[[str, str], bool] | None = None
     if passwords:
+
         def auth(user: str, password: str) -> bool:
-            return user in passwords and hmac.compare_digest(passwords[user].encode(), password.encode())
+            return user in passwords and hmac.compare_digest(
+                passwords[user].encode(), password.encode()
+            )
+
     demo.queue(default_concurrency_limit=8)
     demo.launch(
         server_name=host,
