@@ -249,3 +249,29 @@ def test_nothing_the_browser_receives_holds_the_key(demo_build, tmp_path, browse
             assert needle.encode() not in body, (needle, where)
     for where, _ in received:
         assert not any(needle in where for needle in needles), where
+
+
+def test_with_passwords_each_annotator_logs_in_as_themselves(demo_build, tmp_path, browser):
+    page, _, outside = browser
+    pkg = tmp_path / "packages"
+    key = export_package(demo_build, pkg)
+    truth = true_positions(demo_build, key)
+    answers = tmp_path / "answers"
+    b1 = folders_of(key, "B1")
+    with served(pkg, answers, {"A1": "kiwi", "B1": "pie"}) as url:
+        page.goto(url)
+        page.get_by_label("username").fill("B1")
+        page.get_by_label("password").fill("kiwi")  # A1's password is not B1's
+        page.get_by_role("button", name="Login").click()
+        sync_api.expect(page.get_by_role("button", name="Login")).to_be_visible()
+        assert not page.locator("#progress").is_visible()
+        page.get_by_label("username").fill("B1")  # the refused form is cleared
+        page.get_by_label("password").fill("pie")
+        page.get_by_role("button", name="Login").click()
+        sync_api.expect(page.locator("#progress")).to_contain_text("B1: 0 of 3 answered")
+        assert not page.locator("#annotator").is_visible()  # no choosing someone else
+        heading(page, b1[0])
+        answer(page, truth[b1[0]])
+        saved(page, b1[0])
+    assert outside == []
+    assert sorted(p.name for p in answers.glob("*.csv")) == ["B1.csv"]
