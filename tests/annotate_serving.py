@@ -50,6 +50,7 @@ def served(package: Path, answers: Path, passwords: dict[str, str] | None = None
     from splice_eval.annotate_app.package import read_package
     from splice_eval.annotate_app.store import AnswerStore
 
+    before = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = str(answers.parent / "gradio-cache")
     port = free_port()
     demo = launch(
@@ -59,6 +60,10 @@ def served(package: Path, answers: Path, passwords: dict[str, str] | None = None
         yield f"http://127.0.0.1:{port}"
     finally:
         demo.close()
+        if before is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = before
 
 
 def get(url: str) -> tuple[int, bytes]:

@@ -129,8 +129,11 @@ def test_an_annotator_completes_a_package_in_chromium(demo_build, tmp_path, brow
         n = len(truth[a1[0]])
         answer(page, [1] * n)
         sync_api.expect(page.locator("#message")).to_contain_text("Not saved")
-        answer(page, [*range(2, n + 1), n + 1])
-        sync_api.expect(page.locator("#message")).to_contain_text(f"must be 1 to {n}")
+        too_far = [*range(2, n + 1), n + 1]
+        answer(page, too_far)
+        got = ", ".join(map(str, too_far))
+        sync_api.expect(page.locator("#message")).to_contain_text(f"must be 1 to {n}, each used")
+        sync_api.expect(page.locator("#message")).to_contain_text(f"got {got}.")
         assert not (answers / "A1.csv").exists()
 
         answer(page, truth[a1[0]])

@@ -159,9 +159,11 @@ def _render(session: Session, view: View, n_max: int, gr: Any) -> list:
         gr.update(value=None, visible=False)
         for k in range(n_max)
     ]  # fmt: skip
+    # No minimum/maximum on the fields: Gradio would refuse out-of-range values in a toast
+    # before the handler; the form's own check says what is wrong, where the page says it.
     numbers = [
-        gr.update(value=values[k], visible=True, minimum=1, maximum=len(task.clips))
-        if k < len(task.clips) else gr.update(value=None, visible=False)
+        gr.update(value=values[k], visible=True) if k < len(task.clips) else
+        gr.update(value=None, visible=False)
         for k in range(n_max)
     ]  # fmt: skip
     return [
