@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import tempfile
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,7 +52,7 @@ def served(package: Path, answers: Path, passwords: dict[str, str] | None = None
     from splice_eval.annotate_app.store import AnswerStore
 
     before = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(answers.parent / "gradio-cache")
+    os.environ["GRADIO_TEMP_DIR"] = tempfile.mkdtemp(prefix="splice-gradio-")
     port = free_port()
     demo = launch(
         read_package(package), AnswerStore(answers), "127.0.0.1", port, passwords, block=False
