@@ -33,7 +33,7 @@ PLAY = """async (selector) => {
   v.muted = true;
   await v.play();
   const start = performance.now();
-  while (v.currentTime === 0 && performance.now() - start < 20000) {
+  while (v.currentTime === 0 && performance.now() - start < 120000) {
     await new Promise(r => setTimeout(r, 100));
   }
   await new Promise(r => setTimeout(r, 300));
@@ -73,7 +73,9 @@ def browser(tmp_path):
         )
         context.route("**/*", through)
         page = context.new_page()
-        page.set_default_timeout(30_000)
+        # generous waits: the machine is shared, and a wait is not a speed goal
+        page.set_default_timeout(120_000)
+        sync_api.expect.set_options(timeout=120_000)
         yield page, received, outside
         context.close()
 
