@@ -186,8 +186,9 @@ def test_without_the_extra_one_line_names_it(package, tmp_path):
 def test_the_pin_is_the_spaces_sdk_version():
     cfg = configparser.ConfigParser()
     cfg.read(REPO / "setup.cfg")
-    extra = cfg["options.extras_require"]["annotate"].split()
-    assert extra == [f"gradio=={GRADIO_VERSION}"]
+    extras = cfg["options.extras_require"]
+    assert extras["annotate"].split() == [f"gradio=={GRADIO_VERSION}"]
+    assert f"gradio=={GRADIO_VERSION}" in extras["test"].split()  # what the tests serve with
 
 
 # --- the Space ------------------------------------------------------------------------
