@@ -26,7 +26,12 @@ FLOOR_VENV ?= .venv-floor
 FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
 DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme
+# Debian's Chromium for the annotation page's browser tests (tests/test_annotate_browser.py,
+# driven by Playwright from .[test] with executable_path; Playwright never downloads a
+# browser here). Installed with apt when missing (CI runs as root); idempotent and quiet.
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme chromium
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +45,13 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/splice demo
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP)
+$(CHROMIUM):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+chromium: $(CHROMIUM)
+
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider

@@ -42,7 +42,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),
     "publish": ("splice_build.remote.publish", "upload a built folder to the Hugging Face Hub"),
     "publish-metric": ("splice_build.remote.publish", "upload splice_metric/ as a Hub Space"),
-    "annotate": ("splice_eval.annotate", "human protocol: export packages, ingest sheets"),
+    "annotate": (
+        "splice_eval.annotate",
+        "human protocol: export packages, serve them as a web page, ingest sheets",
+    ),
     "baseline": ("splice_eval.baselines", "run a baseline and write predictions"),
     "report": ("splice_eval.report", "score predictions and write a Markdown report"),
     "run": ("splice_eval.runner", "run a model behind an OpenAI-compatible endpoint"),

@@ -34,13 +34,12 @@ from splice_build.cli import int_at_least
 from splice_build.errors import UserError, read_text
 from splice_metric import score
 
+from .annotate_app import cli as app_cli
+from .annotate_app.layout import INSTRUCTIONS_NAME, KEY_NAME, MODALITY_DIRS, SHEET_NAME, part_name
 from .predictions import Prediction, project_version, write_predictions
 from .sheets import SHEET_HEADER, SheetError, read_sheet
 
 MODALITIES = ("video", "video_text")  # the two modalities humans ordered (Section 3.3)
-MODALITY_DIRS = {"video": "video_only", "video_text": "video_text"}
-SHEET_NAME = "sheet.csv"
-KEY_NAME = "key.json"
 HUMAN_MODEL = "human"
 # Symmetric in the two orders, so neither annotator has to play the reference.
 AGREEMENT_METRICS = (
@@ -178,7 +177,7 @@ def export(
     for name in annotators:
         pkg = out / name
         pkg.mkdir(exist_ok=True)
-        (pkg / "INSTRUCTIONS.md").write_text(
+        (pkg / INSTRUCTIONS_NAME).write_text(
             INSTRUCTIONS.format(modality_list=modality_list), encoding="utf-8"
         )
         with (pkg / SHEET_NAME).open("w", newline="", encoding="utf-8") as fh:
@@ -195,7 +194,7 @@ def export(
             folder.mkdir(parents=True, exist_ok=True)
             for k, label in enumerate(a.parts, 1):
                 clip = row[schema.CLIPS][label - 1]["bytes"]
-                target = folder / f"random_part_{k}.mp4"
+                target = folder / part_name(k)
                 if a.config == "video_text":
                     burn.burn_caption(clip, row[schema.CAPTIONS][label - 1], target)
                 else:
@@ -424,9 +423,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder for curation.csv, human_<config>.jsonl predictions and the agreement",
     )
     ing.add_argument("--partial", action="store_true", help="allow folders without an answer")
+    app_cli.add_serve_arguments(sub.add_parser("serve", help=app_cli.SERVE_HELP))
+    app_cli.add_space_arguments(sub.add_parser("space", help=app_cli.SPACE_HELP))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "serve":
+        return app_cli.run_serve(args)
+    if args.action == "space":
+        return app_cli.run_space(args)
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
         assignments = export(args.build, args.out, names, args.seed, args.limit)

@@ -87,3 +87,16 @@ def read_sheet(path: str | Path) -> list[SheetAnswer]:
         seen[folder] = where
         answers.append(SheetAnswer(folder, unk, order, cell.strip(), where))
     return answers
+
+
+def format_cell(unk: bool, order: tuple[int, ...] | None) -> str:
+    """The cell ``parse_cell`` reads back: ``[2, 3, 1]``, ``unk`` or ``unk [2, 3, 1]``.
+
+    Written by the annotation app, so a sheet saved from the browser is byte for byte the
+    kind an annotator types."""
+    if order is None:
+        if not unk:
+            raise ValueError("an answer needs an order or unk")
+        return UNK
+    text = "[" + ", ".join(str(p) for p in order) + "]"
+    return f"{UNK} {text}" if unk else text

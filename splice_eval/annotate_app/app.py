@@ -1,0 +1,228 @@
+"""The annotation page (Gradio): one folder's shuffled parts side by side, a position per
+part, "unknown", and the annotator's progress; every submit is saved at once.
+
+The page is built from the package alone (``package.read_package``) and an
+``AnswerStore``; it never sees the answer key, so no response can hold a true position.
+Files are served only from the clip folders (``allowed_paths``), the key is blocked as
+well, and the event handlers are hidden from Gradio's API page.
+"""
+
+import hmac
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .form import FormError, cell_from_form, form_from_cell
+from .layout import KEY_NAME
+from .package import Package, Task
+from .store import AnswerStore
+
+GRADIO_VERSION = "6.31.0"  # setup.cfg's [annotate] pin and the Space's sdk_version
+TITLE = "SPLICE: put the parts in order"
+HELP = """\
+Watch every part, then give each one its **position**: 1 for what happened first.
+Tick **unknown** only when the order cannot be told (the same instruction shown twice,
+one continuous action over several parts, or unrelated actions with nothing linking them);
+you may still give your best guess. Each submit is saved; you can close the tab and come
+back. Do not look anything up, and do not discuss folders with your team mate."""
+MODALITY_WORDS = {
+    "video": "video only",
+    "video_text": "video + text: each part's step description is written in the picture",
+}
+
+
+@dataclass(frozen=True)
+class View:
+    """What the page shows after an event: one task of one annotator, or the start form."""
+
+    annotator: str | None
+    index: int  # position of the task in the annotator's list
+    message: str
+
+
+class Session:
+    """The page's logic, free of widgets, so it can be tested and reused by the Space."""
+
+    def __init__(self, package: Package, store: AnswerStore):
+        self.package = package
+        self.store = store
+
+    def start(self, annotator: str | None) -> View:
+        if annotator not in self.package.tasks:
+            return View(None, 0, "Choose your name first.")
+        return View(annotator, self._next_open(annotator, -1), "")
+
+    def submit(self, view: View, positions: list[float | None], unk: bool) -> View:
+        if view.annotator is None:
+            return View(None, 0, "Choose your name first.")
+        task = self.tasks(view.annotator)[view.index]
+        try:
+            cell = cell_from_form(positions[: len(task.clips)], unk)
+        except FormError as exc:
+            return View(view.annotator, view.index, f"Not saved: {exc}")
+        self.store.save(view.annotator, task.folder, cell)
+        index = self._next_open(view.annotator, view.index)
+        return View(view.annotator, index, f"Saved folder {task.folder}.")
+
+    def move(self, view: View, step: int) -> View:
+        if view.annotator is None:
+            return view
+        last = len(self.tasks(view.annotator)) - 1
+        return View(view.annotator, min(max(view.index + step, 0), last), "")
+
+    def tasks(self, annotator: str) -> tuple[Task, ...]:
+        return self.package.tasks[annotator]
+
+    def progress(self, annotator: str) -> tuple[int, int]:
+        done = self.store.load(annotator)
+        tasks = self.tasks(annotator)
+        return sum(t.folder in done for t in tasks), len(tasks)
+
+    def _next_open(self, annotator: str, after: int) -> int:
+        """The first unanswered task after ``after`` (wrapping); stay there if none."""
+        done = self.store.load(annotator)
+        tasks = self.tasks(annotator)
+        for step in range(1, len(tasks) + 1):
+            i = (after + step) % len(tasks)
+            if tasks[i].folder not in done:
+                return i
+        return max(after, 0) if after >= 0 else len(tasks) - 1
+
+
+def build_app(package: Package, store: AnswerStore, login: bool = False) -> Any:
+    """The Gradio Blocks of the page. With ``login`` the annotator is the logged-in user."""
+    gr = _gradio()
+    session = Session(package, store)
+    n_max = package.max_parts
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown(f"## {TITLE}\n{HELP}")
+        with gr.Row(visible=not login):
+            who = gr.Dropdown(
+                sorted(package.tasks), label="Your name", value=None, elem_id="annotator"
+            )
+            start = gr.Button("Start or resume", elem_id="start")
+        state = gr.State(View(None, 0, ""))
+        progress = gr.Markdown(elem_id="progress")
+        heading = gr.Markdown(elem_id="heading")
+        with gr.Row():
+            clips, positions = [], []
+            for k in range(1, n_max + 1):
+                with gr.Column(min_width=160):
+                    clips.append(gr.Video(label=f"part {k}", elem_id=f"clip-{k}", visible=False))
+                    positions.append(
+                        gr.Number(
+                            label=f"position of part {k}",
+                            precision=0,
+                            elem_id=f"position-{k}",
+                            visible=False,
+                        )
+                    )
+        unknown = gr.Checkbox(label="unknown (the order cannot be told)", elem_id="unknown")
+        with gr.Row():
+            back = gr.Button("Previous", elem_id="previous")
+            submit = gr.Button("Submit and go on", variant="primary", elem_id="submit")
+            ahead = gr.Button("Next", elem_id="next")
+        message = gr.Markdown(elem_id="message")
+        outputs = [state, progress, heading, message, unknown, *clips, *positions]
+
+        def render(view: View) -> list:
+            return _render(session, view, n_max, gr)
+
+        def on_start(name: str | None, request: gr.Request) -> list:
+            return render(session.start(request.username if login else name))
+
+        def on_submit(view: View, unk: bool, *values: float | None) -> list:
+            return render(session.submit(view, list(values), bool(unk)))
+
+        hidden = {"api_visibility": "private", "queue": True}
+        start.click(on_start, [who], outputs, **hidden)
+        submit.click(on_submit, [state, unknown, *positions], outputs, **hidden)
+        back.click(lambda v: render(session.move(v, -1)), [state], outputs, **hidden)
+        ahead.click(lambda v: render(session.move(v, 1)), [state], outputs, **hidden)
+        if login:
+            demo.load(on_start, [who], outputs, **hidden)
+    return demo
+
+
+def _render(session: Session, view: View, n_max: int, gr: Any) -> list:
+    if view.annotator is None:
+        hide = [gr.update(visible=False, value=None)] * (2 * n_max)
+        return [view, "", "", view.message, gr.update(value=False), *hide]
+    task = session.tasks(view.annotator)[view.index]
+    done, total = session.progress(view.annotator)
+    saved = session.store.load(view.annotator).get(task.folder)
+    values, unk = form_from_cell(saved, len(task.clips))
+    status = f"saved answer: `{saved}`" if saved else "not answered yet"
+    clips = [
+        gr.update(value=str(task.clips[k]), visible=True) if k < len(task.clips) else
+        gr.update(value=None, visible=False)
+        for k in range(n_max)
+    ]  # fmt: skip
+    # No minimum/maximum on the fields: Gradio would refuse out-of-range values in a toast
+    # before the handler; the form's own check says what is wrong, where the page says it.
+    numbers = [
+        gr.update(value=values[k], visible=True) if k < len(task.clips) else
+        gr.update(value=None, visible=False)
+        for k in range(n_max)
+    ]  # fmt: skip
+    return [
+        view,
+        f"**{view.annotator}**: {done} of {total} answered",
+        f"### Folder {task.folder} ({view.index + 1} of {total}): "
+        f"{MODALITY_WORDS[task.config]}\n{status}",
+        view.message,
+        gr.update(value=unk),
+        *clips,
+        *numbers,
+    ]
+
+
+def launch(
+    package: Package,
+    store: AnswerStore,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    passwords: dict[str, str] | None = None,
+    block: bool = True,
+) -> Any:
+    """Serve the page; files only from the clip folders, never the key or anything else."""
+    gr = _gradio()
+    demo = build_app(package, store, login=bool(passwords))
+    auth: Callable[[str, str], bool] | None = None
+    if passwords:
+
+        def auth(user: str, password: str) -> bool:
+            return user in passwords and hmac.compare_digest(
+                passwords[user].encode(), password.encode()
+            )
+
+    demo.queue(default_concurrency_limit=8)
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        auth=auth,
+        auth_message="Log in with your annotator name and the password you were given.",
+        allowed_paths=[str(p) for p in package.clip_dirs],
+        blocked_paths=[str(package.root / KEY_NAME), str(package.root.parent / KEY_NAME)],
+        prevent_thread_lock=not block,
+        share=False,
+        ssr_mode=False,
+        quiet=True,
+        footer_links=[],
+        theme=_theme(gr),
+    )
+    return demo
+
+
+def _theme(gr: Any) -> Any:
+    """The default look with local fonts: the page fetches nothing from the internet."""
+    system = ["ui-sans-serif", "system-ui", "sans-serif"]
+    return gr.themes.Default(font=system, font_mono=["ui-monospace", "monospace"])
+
+
+def _gradio() -> Any:
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from splice_build.errors import require
+
+    return require("gradio", "annotate", "splice annotate serve")

@@ -1,0 +1,117 @@
+"""``splice annotate serve`` and ``splice annotate space``: their options and runs.
+
+Kept apart from ``annotate.py`` (export and ingest) so that it stays one job; Gradio is
+imported only when a page is really served (the ``[annotate]`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from splice_build.errors import UserError, read_text
+
+SERVE_HELP = "serve an annotation package as a web page (Gradio; extra [annotate])"
+SPACE_HELP = "write a folder that runs the annotation page as a Hugging Face Space"
+LOCAL_HOST = "127.0.0.1"
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "package", type=Path, help="annotate export's folder, or one annotator's folder in it"
+    )
+    parser.add_argument(
+        "--answers",
+        type=Path,
+        default=None,
+        help="folder for each annotator's answers, <name>.csv, in the sheet format "
+        "annotate ingest reads (default: PACKAGE/answers)",
+    )
+    parser.add_argument(
+        "--host",
+        default=LOCAL_HOST,
+        help="address to listen on (default %(default)s: this machine only; anything else "
+        "lets the network in, with a warning)",
+    )
+    parser.add_argument("--port", type=int, default=7860, help="port (default %(default)s)")
+    parser.add_argument(
+        "--passwords",
+        type=Path,
+        default=None,
+        help="file of 'name:password' lines, one per annotator: each logs in as themselves",
+    )
+
+
+def add_space_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("package", type=Path, help="annotate export's folder")
+    parser.add_argument("--out", type=Path, required=True, help="folder to write the Space into")
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="copy the clips into the Space (only if the package may be published: COIN "
+        "videos are other people's; by default the Space reads them from its storage)",
+    )
+
+
+def read_passwords(path: Path, annotators: list[str]) -> dict[str, str]:
+    """``name:password`` lines; every name must be one of the package's annotators."""
+    return parse_passwords(read_text(path, "passwords file"), str(path), annotators)
+
+
+def parse_passwords(text: str, path: str, annotators: list[str]) -> dict[str, str]:
+    """The lines of a passwords file (or of a Space's ``SPLICE_PASSWORDS`` secret)."""
+    out: dict[str, str] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, sep, password = line.partition(":")
+        name = name.strip()
+        if not sep or not password:
+            raise UserError(f"{path}:{lineno}: expected 'name:password'")
+        if name not in annotators:
+            raise UserError(
+                f"{path}:{lineno}: {name!r} is not an annotator of the package ({annotators})"
+            )
+        out[name] = password
+    if not out:
+        raise UserError(f"{path}: no 'name:password' lines")
+    return out
+
+
+def host_warning(host: str, passwords: bool) -> str | None:
+    """What to tell the organiser who lets the network in; None on this machine only."""
+    if host == LOCAL_HOST:
+        return None
+    words = f"listening on {host}: anyone who can reach this machine can open the page"
+    return words + ("" if passwords else " and answer as any annotator (use --passwords)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from .app import launch
+    from .package import read_package
+    from .store import AnswerStore
+
+    package = read_package(args.package)
+    passwords = None
+    if args.passwords is not None:
+        passwords = read_passwords(args.passwords, sorted(package.tasks))
+    warning = host_warning(args.host, bool(passwords))
+    if warning:
+        print(f"splice annotate serve: WARNING: {warning}", file=sys.stderr)
+    store = AnswerStore(args.answers or args.package / "answers")
+    total = sum(len(t) for t in package.tasks.values())
+    print(
+        f"serving {total} folders for {len(package.tasks)} annotators at "
+        f"http://{args.host}:{args.port}/ ; answers in {store.folder}/ (Ctrl-C stops)"
+    )
+    launch(package, store, args.host, args.port, passwords, block=True)
+    return 0
+
+
+def run_space(args: argparse.Namespace) -> int:
+    from .space import write_space
+
+    out = write_space(args.package, args.out, public=args.public)
+    print(f"wrote a Gradio Space to {out}/ (see its README.md)")
+    return 0

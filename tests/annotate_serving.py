@@ -1,0 +1,76 @@
+"""Shared by the annotation app's tests: a real package exported from the demo build, its
+true positions (computed from the build's answers and the key, never by the app), and the
+app served in this process on 127.0.0.1 (a thread: it ends with the test process)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import splice_dataset as schema
+from splice_eval import annotate
+from splice_eval.annotate import Assignment
+from splice_eval.builddata import iter_rows
+
+ANNOTATORS = ("A1", "B1")
+LIMIT = 3  # videos: each annotator orders 3 folders
+
+
+def export_package(demo_build: Path, out: Path) -> dict[int, Assignment]:
+    annotate.export(demo_build, out, ANNOTATORS, seed=5, limit=LIMIT)
+    return annotate.read_key(out / annotate.KEY_NAME)
+
+
+def true_positions(demo_build: Path, key: dict[int, Assignment]) -> dict[int, list[int]]:
+    """folder -> the position (1 = first) of each random_part_k, k = 1..n, from the build."""
+    answers = {
+        r[schema.VIDEO_ID]: r[schema.ANSWER]["order"]
+        for r in iter_rows(demo_build, "text", [schema.VIDEO_ID, schema.ANSWER])
+    }
+    return {
+        folder: [answers[a.video_id].index(label) + 1 for label in a.parts]
+        for folder, a in key.items()
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(package: Path, answers: Path, passwords: dict[str, str] | None = None) -> Iterator[str]:
+    """The app on a free 127.0.0.1 port; its Gradio file cache in a temporary folder."""
+    from splice_eval.annotate_app.app import launch
+    from splice_eval.annotate_app.package import read_package
+    from splice_eval.annotate_app.store import AnswerStore
+
+    before = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = tempfile.mkdtemp(prefix="splice-gradio-")
+    port = free_port()
+    demo = launch(
+        read_package(package), AnswerStore(answers), "127.0.0.1", port, passwords, block=False
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        demo.close()
+        if before is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = before
+
+
+def get(url: str) -> tuple[int, bytes]:
+    """A GET that returns the status of a refusal instead of raising."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()

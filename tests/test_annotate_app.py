@@ -1,0 +1,256 @@
+"""The annotation page's parts without a browser: the form's refusals, the answers file
+under concurrent submits (threads of one server, and two processes), passwords, the host
+warning, the Space folder (started and served), and the missing [annotate] extra."""
+
+from __future__ import annotations
+
+import configparser
+import csv
+import ctypes
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from splice_build.errors import UserError
+from splice_eval import annotate, sheets
+from splice_eval.annotate_app import cli as app_cli
+from splice_eval.annotate_app.app import GRADIO_VERSION, Session, View
+from splice_eval.annotate_app.form import FormError, cell_from_form, form_from_cell
+from splice_eval.annotate_app.package import read_package
+from splice_eval.annotate_app.space import write_space
+from splice_eval.annotate_app.store import AnswerStore
+from tests.annotate_serving import export_package, free_port, get, served
+from tests.test_missing_extras import assert_one_line, splice_without
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def package(demo_build, tmp_path_factory) -> tuple[Path, dict]:
+    """A real export (read-only for the tests: each copies or writes answers elsewhere)."""
+    root = tmp_path_factory.mktemp("annotate-app") / "packages"
+    return root, export_package(demo_build, root)
+
+
+# --- the form -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "positions,unk,cell",
+    [
+        ([2, 3, 1], False, "[3, 1, 2]"),  # part 3 happened first
+        ([1.0, 2.0], False, "[1, 2]"),
+        ([2, 1], True, "unk [2, 1]"),  # unknown with a best guess
+        ([None, None, None], True, "unk"),
+    ],
+)
+def test_form_to_cell_and_back(positions, unk, cell):
+    assert cell_from_form(positions, unk) == cell
+    assert sheets.parse_cell(cell) == (unk, sheets.parse_cell(cell)[1])
+    shown, shown_unk = form_from_cell(cell, len(positions))
+    assert shown_unk == unk
+    assert shown == ([None] * len(positions) if cell == "unk" else [int(p) for p in positions])
+
+
+@pytest.mark.parametrize(
+    "positions,unk,words",
+    [
+        ([1, 1, 2], False, "each used once"),
+        ([1, 2, 4], False, "must be 1 to 3"),
+        ([0, 1, 2], False, "must be 1 to 3"),
+        ([1.5, 2, 3], False, "must be 1 to 3"),
+        ([1, None, 2], False, "missing: part 2"),
+        ([1, None, 2], True, "missing: part 2"),
+        ([None, None], False, "missing: part 1, 2"),
+    ],
+)
+def test_bad_forms_are_refused(positions, unk, words):
+    with pytest.raises(FormError, match=words):
+        cell_from_form(positions, unk)
+
+
+def test_a_refused_submission_changes_nothing(package, tmp_path):
+    root, key = package
+    store = AnswerStore(tmp_path / "answers")
+    session = Session(read_package(root), store)
+    view = session.start("A1")
+    task = session.tasks("A1")[view.index]
+    n = len(task.clips)
+    good = session.submit(view, list(range(1, n + 1)), False)
+    assert good.message == f"Saved folder {task.folder}."
+    before = store.path("A1").read_bytes()
+    back = session.move(good, -1)
+    for bad in ([1] * n, [*range(1, n), n + 1], [None] * n):
+        refused = session.submit(back, bad, False)
+        assert refused.message.startswith("Not saved:")
+        assert refused.index == back.index  # the page stays on the folder
+        assert store.path("A1").read_bytes() == before
+    assert session.start("nobody").annotator is None
+    assert session.submit(View(None, 0, ""), [1, 2], False).message == "Choose your name first."
+
+
+# --- concurrent submits ---------------------------------------------------------------
+
+
+def _submit_many(folder: str, annotator: str, folders: list[int], tag: int) -> None:
+    store = AnswerStore(folder)
+    for f in folders:
+        store.save(annotator, f, f"[{tag}, {3 - tag}]")
+
+
+def test_concurrent_submits_lose_nothing(tmp_path):
+    """Two annotators at once, each from two tabs (threads of one server), and the same
+    annotator from a second server process: every answer ends in its annotator's file."""
+    answers = tmp_path / "answers"
+    store = AnswerStore(answers)  # one server: handlers run in threads
+    folders = {"A1": list(range(1, 121)), "B1": list(range(121, 241))}
+    threads = []
+    for name, fs in folders.items():
+        for tab, half in enumerate((fs[0::2], fs[1::2]), 1):
+            threads.append(
+                threading.Thread(target=lambda n=name, h=half, t=tab: [
+                    store.save(n, f, f"[{t}, {3 - t}]") for f in h
+                ])
+            )  # fmt: skip
+    extra = list(range(241, 301))  # a second server process writing A1's file
+    ctx = multiprocessing.get_context("spawn")
+    process = ctx.Process(target=_submit_many, args=(str(answers), "A1", extra, 2))
+    process.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    process.join(timeout=120)
+    assert process.exitcode == 0
+    a1 = {a.folder: a.raw for a in sheets.read_sheet(answers / "A1.csv")}
+    b1 = {a.folder: a.raw for a in sheets.read_sheet(answers / "B1.csv")}
+    assert sorted(a1) == folders["A1"] + extra
+    assert sorted(b1) == folders["B1"]
+    assert {a1[f] for f in folders["A1"][0::2]} == {"[1, 2]"}
+    assert {a1[f] for f in extra} == {"[2, 1]"}
+    assert sorted(p.name for p in answers.iterdir()) == [".A1.lock", ".B1.lock", "A1.csv", "B1.csv"]
+
+
+# --- safe to hand out -------------------------------------------------------------------
+
+
+def test_passwords_file_and_login(package, tmp_path):
+    root, _ = package
+    good = tmp_path / "pw.txt"
+    good.write_text("# team 0\nA1:kiwi\nB1:apple:pie\n")
+    assert app_cli.read_passwords(good, ["A1", "B1"]) == {"A1": "kiwi", "B1": "apple:pie"}
+    for text, words in [("C9:x\n", "'C9' is not an annotator"), ("A1\n", ":1: expected"),
+                        ("\n", "no 'name:password'")]:  # fmt: skip
+        bad = tmp_path / "bad.txt"
+        bad.write_text(text)
+        with pytest.raises(UserError, match=words):
+            app_cli.read_passwords(bad, ["A1", "B1"])
+    with served(root, tmp_path / "answers", {"A1": "kiwi", "B1": "pie"}) as url:
+        status, page = get(url + "/config")
+        assert status == 401 and b"Not authenticated" in page  # nothing before logging in
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        for password, expected in (("wrong", 400), ("pie", 400), ("kiwi", 200)):
+            data = urllib.parse.urlencode({"username": "A1", "password": password}).encode()
+            try:
+                with browser.open(url + "/login", data, timeout=30) as response:
+                    status = response.status
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+            assert status == expected, password
+        with browser.open(url + "/config", timeout=30) as response:
+            assert b"put the parts in order" in response.read()
+
+
+def test_other_hosts_are_warned_about():
+    assert app_cli.host_warning("127.0.0.1", False) is None
+    assert "anyone who can reach" in app_cli.host_warning("0.0.0.0", True)
+    assert "--passwords" in app_cli.host_warning("0.0.0.0", False)
+
+
+def test_without_the_extra_one_line_names_it(package, tmp_path):
+    root, _ = package
+    done = splice_without("gradio", ["annotate", "serve", str(root)], tmp_path)
+    assert_one_line(done, "splice annotate", "gradio", "[annotate]")
+
+
+def test_the_pin_is_the_spaces_sdk_version():
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    extras = cfg["options.extras_require"]
+    assert extras["annotate"].split() == [f"gradio=={GRADIO_VERSION}"]
+    assert f"gradio=={GRADIO_VERSION}" in extras["test"].split()  # what the tests serve with
+
+
+# --- the Space ------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def test_space_folder_starts_and_serves(package, tmp_path, demo_build):
+    root, key = package
+    space = write_space(root, tmp_path / "space", public=True)
+    header = (space / "README.md").read_text().split("---")[1]
+    meta = yaml.safe_load(header)
+    assert (meta["sdk"], meta["sdk_version"], meta["app_file"]) == (
+        "gradio",
+        GRADIO_VERSION,
+        "app.py",
+    )
+    assert (space / "requirements.txt").read_text() == f"gradio=={GRADIO_VERSION}\n"
+    files = [p.relative_to(space) for p in space.rglob("*") if p.is_file()]
+    assert not any(p.name == annotate.KEY_NAME for p in files)
+    assert sum(p.suffix == ".mp4" for p in files) == sum(len(a.parts) for a in key.values())
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPLICE_")}
+    env |= {"GRADIO_SERVER_PORT": str(port := free_port()), "GRADIO_ANALYTICS_ENABLED": "False",
+            "GRADIO_TEMP_DIR": str(tmp_path / "cache")}  # fmt: skip
+    where = subprocess.run(
+        [sys.executable, "-c", "import splice_eval.annotate_app.app as m; print(m.__file__)"],
+        cwd=space, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert Path(where.stdout.strip()).is_relative_to(space)  # its own copy, not this clone's
+    server = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=space, env=env, preexec_fn=_die_with_parent,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        status, page = 0, b""
+        for _ in range(120):
+            if server.poll() is not None:
+                break
+            try:
+                status, page = get(f"http://127.0.0.1:{port}/config")
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, server.stdout.read1().decode() if server.poll() is not None else ""
+        assert b"put the parts in order" in page
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    answers_dir = space / "answers"
+    assert not answers_dir.exists() or not any(answers_dir.iterdir())
+
+
+def test_a_private_space_holds_no_clips(package, tmp_path):
+    root, _ = package
+    space = write_space(root, tmp_path / "space")
+    assert not any(p.suffix == ".mp4" for p in space.rglob("*"))
+    assert not (space / "package").exists()
+    assert "not** in this folder" in (space / "README.md").read_text()
+    with pytest.raises(UserError, match="not an empty folder"):
+        write_space(root, space)
+    with (space / "requirements.txt").open() as fh:
+        assert list(csv.reader(fh)) == [[f"gradio=={GRADIO_VERSION}"]]
