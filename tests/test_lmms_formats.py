@@ -11,7 +11,7 @@ import pytest
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import main as splice_main
-from tests.test_lmms_task import TASK_DIR, docs, lmms, load_task_yaml, run_lmms, utils
+from tests.test_lmms_task import TASK_DIR, docs, eval_dummy, lmms, load_task_yaml, utils
 
 __all__ = ["lmms", "utils"]  # fixtures, used by name
 
@@ -69,14 +69,8 @@ def test_docs_are_the_loaders_questions_and_score_exactly(
 
 @pytest.mark.parametrize("task", list(VARIANTS))
 def test_lmms_eval_runs_a_question_variant_end_to_end(lmms, demo_build, tmp_path, task):
-    out = tmp_path / "out"
-    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
-    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
-    command += ["--output_path", str(out), "--model_args", "response=<answer>A</answer>"]
-    proc = run_lmms(command, demo_build, tmp_path, timeout=900)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-4000:]
-    (results_file,) = out.rglob("*_results.json")
-    results = json.loads(results_file.read_text(encoding="utf-8"))["results"][task]
+    out, results, _ = eval_dummy(lmms, demo_build, tmp_path, task, "<answer>A</answer>")
+    results = results["results"][task]
     questions = list(schema.load("text", source=str(demo_build), format=VARIANTS[task]))
     chance = sum(1 / q[schema.ANSWER]["num_options"] for q in questions) / len(questions)
     assert results["chance,none"] == pytest.approx(chance)

@@ -4,8 +4,6 @@ dummy model."""
 
 from __future__ import annotations
 
-import json
-
 import av
 import numpy as np
 import pytest
@@ -13,7 +11,7 @@ import pytest
 import splice_dataset as schema
 from splice_eval import frame_cache, sampling
 from splice_eval.frame_cache import FrameCache
-from tests.test_lmms_task import TASK_DIR, docs, lmms, load_task_yaml, run_lmms, utils
+from tests.test_lmms_task import TASK_DIR, docs, eval_dummy, lmms, load_task_yaml, utils
 
 __all__ = ["lmms", "utils"]  # fixtures, used by name
 
@@ -86,14 +84,7 @@ def test_probed_clip_files_show_what_the_probe_says(demo_build, utils, tmp_path,
 
 @pytest.mark.parametrize("task", ["splice_video_blind", "splice_video_frame_shuffle"])
 def test_lmms_eval_runs_a_probe_variant_end_to_end(lmms, demo_build, tmp_path, task):
-    out = tmp_path / "out"
-    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
-    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
-    command += ["--output_path", str(out), "--model_args", "response=Video 2 -> Video 1"]
-    proc = run_lmms(command, demo_build, tmp_path, timeout=900)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-4000:]
-    (results_file,) = out.rglob("*_results.json")
-    results = json.loads(results_file.read_text(encoding="utf-8"))
+    out, results, _ = eval_dummy(lmms, demo_build, tmp_path, task, "Video 2 -> Video 1")
     assert results["configs"][task]["dataset_name"] == "video"
     assert "binary_accuracy,none" in results["results"][task]
     (samples_file,) = out.rglob(f"*_samples_{task}.jsonl")

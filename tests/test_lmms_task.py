@@ -254,6 +254,23 @@ def run_lmms(
     )
 
 
+def eval_dummy(
+    lmms: Path, demo_build: Path, tmp_path: Path, task: str, response: str
+) -> tuple[Path, dict, str]:
+    """``lmms-eval eval --model dummy`` answering ``response`` on ``task``, as the README
+    runs it; (its output folder, its results file, its stdout) once it ran cleanly."""
+    out = tmp_path / "out"
+    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
+    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
+    command += ["--output_path", str(out), "--model_args", f"response={response}"]
+    proc = run_lmms(command, demo_build, tmp_path, timeout=1800)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, (proc.stdout + proc.stderr)[
+        -4000:
+    ]
+    (results_file,) = out.rglob("*_results.json")
+    return out, json.loads(results_file.read_text(encoding="utf-8")), proc.stdout
+
+
 def test_lmms_eval_registry_loads_the_tasks(lmms, demo_build, utils, tmp_path):
     proc = subprocess.run(
         [str(lmms), str(REPO / "tests" / "lmms_probe.py"), str(TASK_DIR)],
@@ -355,17 +372,9 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
     the size-weighted mean of the three configs' scores, which for these means over examples
     is the metric over all the answers pooled. Its ``--log_samples`` files are prediction
     files ``splice score`` reads as they are, to the same numbers."""
-    out = tmp_path / "out"
-    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", "splice"]
-    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
-    command += ["--output_path", str(out), "--model_args", "response=Video 2 -> Video 1"]
-    proc = run_lmms(command, demo_build, tmp_path, timeout=1800)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, (proc.stdout + proc.stderr)[
-        -4000:
-    ]
-    (results_file,) = out.rglob("*_results.json")
-    results = json.loads(results_file.read_text(encoding="utf-8"))["results"]
-    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines()]
+    out, results, stdout = eval_dummy(lmms, demo_build, tmp_path, "splice", "Video 2 -> Video 1")
+    results = results["results"]
+    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in stdout.splitlines()]
     meta = read_meta(demo_build)
     answer = splice_metric.parse_order("Video 2 -> Video 1")
     pooled = splice_metric.score(
@@ -375,7 +384,7 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
         assert results["splice"][f"{name},none"] == pytest.approx(pooled[name]), name
         # the row, in lmms-eval's results table and again in its groups table
         rows = [cells for cells in table if cells[:1] == ["splice"] and name in cells]
-        assert rows and all(f"{pooled[name]:.4f}" in row for row in rows), proc.stdout[-3000:]
+        assert rows and all(f"{pooled[name]:.4f}" in row for row in rows), stdout[-3000:]
     for task in TASKS:  # lmms-eval's own sample log, scored by `splice score`
         (samples,) = out.rglob(f"*_samples_{task}.jsonl")
         scores = tmp_path / f"{task}.json"
