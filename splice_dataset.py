@@ -66,6 +66,16 @@ DEFAULT_CONFIG = "video_text"
 SPLIT = "test"
 # Configs whose rows embed the clips (their shards share the clip bytes, see write.py).
 CLIP_CONFIGS: tuple[str, ...] = ("video", "video_text")
+# Question configs: the `text` rows asked as each question format (`question_rows`, seed
+# `splice_formats.DEFAULT_SEED`), written by the build as Parquet of their own, because the
+# Hub's dataset viewer pages only configs with data files (`load(format=)` maps questions on
+# loading instead). Named `<config>_<format>`: config -> (the config asked, the format).
+# Kept out of CONFIGS, whose rows are one video each with its order answer (what runs,
+# baselines and the metric take); `columns`, `features` and `shard_dir` cover both.
+TEXT_QUESTION_CONFIGS: dict[str, tuple[str, str]] = {
+    f"text_{fmt}": ("text", fmt) for fmt in splice_formats.QUESTION_FORMATS
+}
+WRITTEN_CONFIGS: tuple[str, ...] = (*CONFIGS, *TEXT_QUESTION_CONFIGS)  # every config with shards
 # The lowest datasets release every public function here works on, streaming included
 # (setup.cfg's `datasets>=` floor; tests/test_floor.py runs the loading tests on it).
 DATASETS_MIN_VERSION = "4.2.0"
@@ -124,20 +134,26 @@ MODEL_FACING = {c: tuple(x for x in cols if x != ANSWER) for c, cols in _CONFIG_
 
 
 def columns(config: str) -> tuple[str, ...]:
-    """Column names of a config, in the order the shards store them."""
+    """Column names of a config (a question config too), in the order the shards store them."""
+    if config in TEXT_QUESTION_CONFIGS:
+        return question_columns(TEXT_QUESTION_CONFIGS[config][0])
     _check_config(config)
     return _CONFIG_COLUMNS[config]
 
 
 def features(config: str) -> datasets.Features:
-    """The `datasets.Features` of a config: exactly the columns its shards hold."""
+    """The `datasets.Features` of a config (a question config too): exactly the columns its
+    shards hold."""
+    if config in TEXT_QUESTION_CONFIGS:
+        return question_features(*TEXT_QUESTION_CONFIGS[config])
     return datasets.Features({c: _ALL_FEATURES[c] for c in columns(config)})
 
 
 def shard_dir(config: str) -> str:
     """Folder (relative to a build) of the shards a config reads, and only it reads: the
     config's own name, so the Hub fetches exactly one config's files for it."""
-    _check_config(config)
+    if config not in TEXT_QUESTION_CONFIGS:
+        _check_config(config)
     return config
 
 

@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 
 import datasets
+import pyarrow.parquet as pq
 import pytest
 from datasets import List, Video
 from datasets.info import DatasetInfosDict
@@ -26,6 +27,8 @@ from splice_build.output.write import write_dataset
 from splice_dataset import (
     CONFIGS,
     DEFAULT_CONFIG,
+    TEXT_QUESTION_CONFIGS,
+    WRITTEN_CONFIGS,
     clip_file_name,
     columns,
     features,
@@ -147,9 +150,9 @@ def test_card_yaml_parses_and_describes_the_configs(built):
     assert "stand-in-videos" in data["tags"]
     assert data["pretty_name"] == "SPLICE"
     configs = {c["config_name"]: c for c in data["configs"]}
-    assert set(configs) == set(CONFIGS)
+    assert set(configs) == set(WRITTEN_CONFIGS)
     assert configs["video_text"]["default"] is True
-    for config in CONFIGS:  # each config its own folder; no `columns:` projection
+    for config in WRITTEN_CONFIGS:  # each config its own folder; no `columns:` projection
         want = [{"split": "test", "path": f"{shard_dir(config)}/test-*.parquet"}]
         assert configs[config]["data_files"] == want
         assert "columns" not in configs[config]
@@ -157,14 +160,20 @@ def test_card_yaml_parses_and_describes_the_configs(built):
     for config in CONFIGS:
         assert infos[config].features == features(config)
         assert infos[config].splits["test"].num_examples == 6
+    for config in TEXT_QUESTION_CONFIGS:  # one row per question: what the shards hold
+        held = sum(pq.ParquetFile(f).metadata.num_rows for f in (built / config).glob("*.parquet"))
+        assert infos[config].features == features(config)
+        assert infos[config].splits["test"].num_examples == held
+    assert infos["text_choice"].splits["test"].num_examples == 6  # one question per video
+    assert infos["text_pairwise"].splits["test"].num_examples > 6
     assert infos["video"].splits["test"].num_bytes < infos["video_text"].splits["test"].num_bytes
     assert infos["text"].download_size < infos["video"].download_size
     assert infos["video"].download_size <= infos["video_text"].download_size
-    for config in CONFIGS:
+    for config in WRITTEN_CONFIGS:
         files = (built / shard_dir(config)).glob("*.parquet")
         assert infos[config].download_size == sum(f.stat().st_size for f in files)
     assert datasets.get_dataset_default_config_name(str(built)) == DEFAULT_CONFIG
-    assert sorted(datasets.get_dataset_config_names(str(built))) == sorted(CONFIGS)
+    assert sorted(datasets.get_dataset_config_names(str(built))) == sorted(WRITTEN_CONFIGS)
 
 
 def test_card_body(built, tiny_videos):

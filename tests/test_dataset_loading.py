@@ -186,3 +186,19 @@ def test_load_asks_rows_as_questions(demo_build, config, fmt):
         assert len(expected) == len(plain)
     with pytest.raises(ValueError, match="format 'pairs'"):
         sd.load(config, source=str(demo_build), format="pairs")
+
+
+@pytest.mark.parametrize("config", list(sd.TEXT_QUESTION_CONFIGS))
+def test_load_dataset_reads_the_question_configs(demo_build: Path, config: str) -> None:
+    """The build's question configs (issue 24: what the Hub viewer pages) are plain Parquet
+    configs of the card: `load_dataset(folder, "text_pairwise")`, streamed or not, gives
+    the rows of `load("text", format="pairwise")` with seed 0, and those of no other seed."""
+    asked, fmt = sd.TEXT_QUESTION_CONFIGS[config]
+    ds = datasets.load_dataset(str(demo_build), config, split=sd.SPLIT)
+    streamed = datasets.load_dataset(str(demo_build), config, split=sd.SPLIT, streaming=True)
+    assert ds.features == sd.features(config) == sd.question_features(asked, fmt)
+    expected = list(sd.load(asked, source=demo_build, format=fmt))
+    assert _rows(ds) == _rows(streamed) == expected
+    assert len(expected) > 0
+    other_seed = list(sd.load(asked, source=demo_build, format=fmt, question_seed=1))
+    assert _rows(ds) != other_seed

@@ -306,13 +306,18 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
     assert hub.sent_files("org/splice", "v1") == [f.path_in_repo for f in files]
     remote = hub.repo_folder("org/splice", "v1")
     local_text = pq.read_table(build_copy / schema.shard_dir("text"))
-    assert set(datasets.get_dataset_config_names(str(remote))) == set(schema.CONFIGS)
+    assert set(datasets.get_dataset_config_names(str(remote))) == set(schema.WRITTEN_CONFIGS)
     assert datasets.get_dataset_default_config_name(str(remote)) == schema.DEFAULT_CONFIG
     for config in schema.CONFIGS:
         ds = datasets.load_dataset(str(remote), config, split=schema.SPLIT)
         assert ds.features == schema.features(config)
         assert ds.num_rows == local_text.num_rows
         assert list(ds[schema.VIDEO_ID]) == local_text.column(schema.VIDEO_ID).to_pylist()
+    for config in schema.TEXT_QUESTION_CONFIGS:  # the questions the viewer pages, uploaded
+        ds = datasets.load_dataset(str(remote), config, split=schema.SPLIT)
+        local = datasets.load_dataset(str(build_copy), config, split=schema.SPLIT)
+        assert ds.features == schema.features(config)
+        assert ds.to_list() == local.to_list() and ds.num_rows > 0
 
 
 def test_public_publish_without_revision(build_copy: Path, hub: Hub) -> None:

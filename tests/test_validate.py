@@ -19,7 +19,14 @@ from splice_build.cli import main
 from splice_build.output.card import Provenance, write_card
 from splice_build.output.validate import Problem, validate, validate_report
 from splice_build.output.write import write_dataset
-from splice_dataset import CONFIGS, shard_dir, shard_name
+from splice_dataset import (
+    TEXT_QUESTION_CONFIGS,
+    WRITTEN_CONFIGS,
+    features,
+    question_rows,
+    shard_dir,
+    shard_name,
+)
 
 CLIP_DIR, VIDEO_DIR, TEXT_DIR = shard_dir("video_text"), shard_dir("video"), shard_dir("text")
 
@@ -89,7 +96,7 @@ def test_good_build_passes(good, capsys):
     report = validate_report(good)
     assert report.problems == []
     assert (report.videos, report.clips) == (6, 27)
-    assert report.shards == dict.fromkeys(CONFIGS, 1)
+    assert report.shards == dict.fromkeys(WRITTEN_CONFIGS, 1)
     assert validate(good, quick=True) == []
     assert main(["validate", str(good)]) == 0
     out = capsys.readouterr().out
@@ -197,6 +204,11 @@ def test_unshuffled_build(build):
 
     for folder in (CLIP_DIR, VIDEO_DIR, TEXT_DIR):
         _rewrite(_shard(build, folder), unshuffle)
+    text_rows = pq.read_table(_shard(build, TEXT_DIR)).to_pylist()
+    for config, (asked, fmt) in TEXT_QUESTION_CONFIGS.items():  # asked of the rewritten rows
+        questions = [q for row in text_rows for q in question_rows(row, asked, fmt)]
+        schema = features(config).arrow_schema
+        pq.write_table(pa.Table.from_pylist(questions, schema=schema), _shard(build, config))
     problems = validate(build)
     _assert_reported(problems, "chronological order .* give the order away")
     # nothing else is wrong but the byte sizes and the sha256 of the rewritten shards
@@ -249,6 +261,60 @@ def test_video_shard_that_disagrees_with_the_full_shard(build):
     _assert_reported(problems, "differs from the video_text", video_id="b1vid", column="clips")
     _assert_reported(problems, "differs from the video_text", video_id="c2vid", column="answer")
     assert all(p.file == file for p in problems if "differs" in p.what)
+
+
+def test_question_shard_that_disagrees_with_the_text_rows(build):
+    """A question row is checked against the one `question_rows` regenerates from the text
+    rows: a flipped answer, swapped labels or a dropped question each fail validation."""
+    choice, pairs = _shard(build, "text_choice"), _shard(build, "text_pairwise")
+    (vid,) = {r["video_id"] for r in pq.read_table(choice).to_pylist()[:1]}
+
+    def flip_answer(rows):
+        q = rows[0]
+        q["answer"]["option"] = q["answer"]["option"] % q["answer"]["num_options"] + 1
+
+    assert validate(build, quick=True) == []
+    _rewrite(choice, flip_answer)
+    problems = validate(build, quick=True)
+    _assert_reported(
+        problems,
+        "differs from the question the text row gives",
+        file=f"text_choice/{choice.name}",
+        row=0,
+        video_id=vid,
+        column="answer",
+    )
+
+    def swap_and_drop(rows):
+        rows[0]["labels"].reverse()
+        rows.pop()
+
+    _rewrite(pairs, swap_and_drop)
+    problems = validate(build, quick=True)
+    _assert_reported(problems, "differs from the question", row=0, column="labels")
+    _assert_reported(problems, r"1 question\(s\) of the text rows missing", file="text_pairwise")
+    _assert_reported(problems, "num_examples", file="README.md")
+    # one per change (the flipped choice answer still there), no cascade
+    assert sum("question" in p.what for p in problems) == 3
+
+
+def test_question_shard_out_of_order_or_duplicated(build):
+    pairs = _shard(build, "text_pairwise")
+
+    def reorder_and_duplicate(rows):
+        rows[0], rows[1] = rows[1], rows[0]
+        rows.append(dict(rows[2]))
+
+    _rewrite(pairs, reorder_and_duplicate)
+    problems = validate(build, quick=True)
+    _assert_reported(problems, "out of the regenerated order", row=1)
+    _assert_reported(problems, "seen twice", column="question_id")
+    assert not [p for p in problems if "differs" in p.what or "missing" in p.what]
+
+
+def test_missing_question_config(build):
+    shutil.rmtree(build / "text_pairwise")
+    _assert_reported(validate(build, quick=True), "folder missing", file="text_pairwise")
 
 
 def test_video_shard_with_the_full_columns(build):

@@ -32,14 +32,16 @@ from splice_build.output.stats import BIN_LABELS, BuildStats, compute_stats
 from splice_build.stages import ingest
 from splice_dataset import (
     CLIP_CONFIGS,
-    CONFIGS,
     DATASETS_MIN_VERSION,
     DEFAULT_CONFIG,
+    TEXT_QUESTION_CONFIGS,
+    WRITTEN_CONFIGS,
     columns,
     data_files_pattern,
     features,
     shard_dir,
 )
+from splice_formats import CHOICE, DEFAULT_SEED, PAIRWISE
 
 DEFAULT_TITLE = "SPLICE: order the shuffled event clips of COIN instructional videos"
 DEFAULT_INTRO = (
@@ -58,6 +60,8 @@ _CONFIG_BLURB = {
     "video": "the clips only",
     "video_text": "the clips and their step captions",
     "text": "the step captions only (no video)",
+    "text_pairwise": 'the `text` rows as "which came first?" questions over two clips',
+    "text_choice": "the `text` rows as multiple-choice questions over candidate orders",
 }
 
 
@@ -146,7 +150,7 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
     # fingerprint in each config's description gives every build its own cache.
     fingerprint = written.fingerprint() if written.has_shards else ""
     configs = {}
-    for config in CONFIGS:
+    for config in WRITTEN_CONFIGS:
         entry: dict[str, Any] = {
             "data_files": [
                 {"split": written.split, "path": data_files_pattern(config, written.split)}
@@ -162,14 +166,16 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
     # no sizes rather than wrong ones.
     if written.has_shards:
         infos = {}
-        for config in CONFIGS:
+        for config in WRITTEN_CONFIGS:
             num_bytes = written.num_bytes(config)
             infos[config] = DatasetInfo(
                 features=features(config),
                 splits=SplitDict(
                     {
                         written.split: SplitInfo(
-                            name=written.split, num_bytes=num_bytes, num_examples=written.num_rows
+                            name=written.split,
+                            num_bytes=num_bytes,
+                            num_examples=written.num_examples(config),
                         )
                     }
                 ),
@@ -276,7 +282,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
             "Shards",
-            ", ".join(f"{len(written.shards(c))} in `{shard_dir(c)}/`" for c in CONFIGS),
+            ", ".join(f"{len(written.shards(c))} in `{shard_dir(c)}/`" for c in WRITTEN_CONFIGS),
         ),
     ]
     if p.release is not None:
@@ -336,7 +342,7 @@ def _download_note(written: WriteResult) -> str:
         "keeps the clips once, but each of the two downloads carries them."
     )
     if written.has_shards:
-        sizes = ", ".join(f"`{c}` {human_size(written.download_size(c))}" for c in CONFIGS)
+        sizes = ", ".join(f"`{c}` {human_size(written.download_size(c))}" for c in WRITTEN_CONFIGS)
         note += f" In this build: {sizes}."
     return note
 
@@ -381,7 +387,7 @@ def render_card(
         f"| `{c}`{' (default)' if c == DEFAULT_CONFIG else ''} | {_CONFIG_BLURB[c]} | "
         + ", ".join(f"`{x}`" for x in columns(c))
         + f" | {_files_cell(written, c)} |"
-        for c in CONFIGS
+        for c in WRITTEN_CONFIGS
     )
     extra = "".join(f"\n## {heading}\n\n{body.strip()}\n" for heading, body in extra_sections)
     yaml = card_data(written, provenance).to_yaml()
@@ -404,6 +410,9 @@ def render_card(
         video_dir=shard_dir("video"),
         video_text_dir=shard_dir("video_text"),
         text_dir=shard_dir("text"),
+        text_pairwise_dir=shard_dir(_question_config(PAIRWISE)),
+        text_choice_dir=shard_dir(_question_config(CHOICE)),
+        question_seed=DEFAULT_SEED,
         datasets_min=DATASETS_MIN_VERSION,
         download_note=_download_note(written),
         config_rows=config_rows,
@@ -416,6 +425,11 @@ def render_card(
         provenance=_provenance_block(provenance, written),
         extra_sections=extra,
     )
+
+
+def _question_config(fmt: str) -> str:
+    """The question config asking the ``text`` rows as ``fmt``."""
+    return next(c for c, asked in TEXT_QUESTION_CONFIGS.items() if asked == ("text", fmt))
 
 
 def write_card(out_dir: Path, written: WriteResult, provenance: Provenance, **kwargs: Any) -> Path:

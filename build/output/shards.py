@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from splice_build.output.stats import VideoStats
-from splice_dataset import columns, shard_dir
+from splice_dataset import TEXT_QUESTION_CONFIGS, columns, shard_dir
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,13 @@ class WriteResult:
         """False for a result projected from annotations (the repository's README), which
         has statistics but no files to size or fingerprint."""
         return any(self.config_shards.values())
+
+    def num_examples(self, config: str) -> int:
+        """Rows of a config: one per video, except a question config's (one per question,
+        as its shards hold them)."""
+        if config in TEXT_QUESTION_CONFIGS:
+            return sum(s.num_rows for s in self.shards(config))
+        return self.num_rows
 
     def shards(self, config: str) -> tuple[ShardInfo, ...]:
         return tuple(self.config_shards.get(config, ()))

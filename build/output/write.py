@@ -7,6 +7,7 @@ Hub, its dataset viewer and ``load_dataset`` read it unchanged (folders from
     video_text/test-00000-of-0000N.parquet   every column, clips embedded
     video/test-00000-of-0000N.parquet        the same rows without captions
     text/test-00000-of-0000M.parquet         the ``text`` config's columns: no video bytes
+    text_pairwise/, text_choice/             the ``text`` rows as questions (no video bytes)
 
 Choices, and why:
 - Each file holds exactly its config's columns. The dataset viewer reads every column of
@@ -41,6 +42,10 @@ Choices, and why:
 - Writer options are fixed in ``splice_build.output.parquet_options`` (per-column
   compression, page CRCs, content-defined chunking, the ``huggingface`` schema metadata),
   and no timestamp is written, so the same inputs give byte-identical files.
+- The question configs (``splice_dataset.TEXT_QUESTION_CONFIGS``) hold each ``text`` row's
+  questions, made by ``splice_dataset.question_rows`` (what ``load(format=)`` maps) with the
+  default seed, so the Hub's viewer pages the questions a user loads; each is a series of
+  its own, since its rows are questions, not videos.
 - The rows are ``splice_build.output.rows.video_row``'s, in the pipeline's video-id order
   (``check_order``); what was written is a ``splice_build.output.shards.WriteResult``.
 """
@@ -62,7 +67,17 @@ from splice_build.output.rows import check_order, video_row
 from splice_build.output.shards import ShardInfo, WriteResult, shard_info
 from splice_build.output.stats import VideoStats
 from splice_build.records import ShuffledVideo
-from splice_dataset import CLIP_CONFIGS, CLIPS, SPLIT, columns, features, shard_dir, shard_name
+from splice_dataset import (
+    CLIP_CONFIGS,
+    CLIPS,
+    SPLIT,
+    TEXT_QUESTION_CONFIGS,
+    columns,
+    features,
+    question_rows,
+    shard_dir,
+    shard_name,
+)
 
 MAX_SHARD_BYTES = 500_000_000  # push_to_hub's default max_shard_size
 MAX_ROW_GROUP_BYTES = 20_000_000  # of clips; see the module docstring for why not 100 MB
@@ -240,6 +255,16 @@ class ShardWriter:
             **common,
         )
         self._text_columns = columns("text")
+        self._questions = {
+            config: _ShardSeries(
+                self.out_dir,
+                (config,),
+                self.split,
+                rows_per_row_group=self.text_rows_per_row_group,
+                **common,
+            )
+            for config in TEXT_QUESTION_CONFIGS
+        }
 
     def add(self, video: ShuffledVideo) -> VideoStats:
         """Queue one video's rows; its small stats record is all that stays in memory."""
@@ -247,7 +272,11 @@ class ShardWriter:
         row = video_row(video)
         clip_bytes = sum(len(c["bytes"]) for c in row[CLIPS])
         self._clips.add(row, clip_bytes + 1_000)
-        self._text.add({c: row[c] for c in self._text_columns}, 1_000)
+        text_row = {c: row[c] for c in self._text_columns}
+        self._text.add(text_row, 1_000)
+        for config, (asked, fmt) in TEXT_QUESTION_CONFIGS.items():
+            for question in question_rows(text_row, asked, fmt):
+                self._questions[config].add(question, 1_000)
         stats = VideoStats.from_row(row)
         self._videos.append(stats)
         return stats
@@ -256,13 +285,17 @@ class ShardWriter:
         return WriteResult(
             out_dir=self.out_dir,
             split=self.split,
-            config_shards={**self._clips.finish(), **self._text.finish()},
+            config_shards={
+                **self._clips.finish(),
+                **self._text.finish(),
+                **{k: v for series in self._questions.values() for k, v in series.finish().items()},
+            },
             videos=tuple(self._videos),
         )
 
     def abort(self) -> None:
-        self._clips.abort()
-        self._text.abort()
+        for series in (self._clips, self._text, *self._questions.values()):
+            series.abort()
 
     def __enter__(self) -> ShardWriter:
         return self

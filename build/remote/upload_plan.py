@@ -31,7 +31,7 @@ DATASET_ALLOW_PATTERNS = [
     REPORT_JSON,
     REPORT_TXT,
     MANIFEST,
-    *(f"{schema.shard_dir(config)}/*.parquet" for config in schema.CONFIGS),
+    *(f"{schema.shard_dir(config)}/*.parquet" for config in schema.WRITTEN_CONFIGS),
     f"{schema.WEBDATASET_DIR}/*.tar",
 ]
 # The metric Space: evaluate.load("ORG/NAME") fetches NAME.py; the Space runs app.py.

@@ -55,7 +55,7 @@ from splice_build.errors import UserError, disk_error
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 from splice_build.running.workdir import CUT_RECORD
-from splice_dataset import CONFIGS, WEBDATASET_DIR, shard_dir
+from splice_dataset import WEBDATASET_DIR, WRITTEN_CONFIGS, shard_dir
 
 CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.
@@ -63,7 +63,7 @@ OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT, MANIFEST})  # MANIFEST:
 # ("data": the shared clip shards of builds made before each config had its own folder,
 # so that such a build is still recognised and may be replaced.)
 OUTPUT_FOLDERS = {
-    **{shard_dir(config): ".parquet" for config in CONFIGS},
+    **{shard_dir(config): ".parquet" for config in WRITTEN_CONFIGS},
     "data": ".parquet",
     WEBDATASET_DIR: ".tar",
 }

@@ -22,8 +22,11 @@ Checks, each reported as a ``Problem`` naming the file, row, video and column:
   ``video_text`` shards (the one config holding every column, checked in full); and a
   build where every video's labels are in chronological order (no shuffle). Captions and
   clip durations are aligned with the labels, so they are not leaks by themselves.
-- Card: README.md parses (``huggingface_hub.DatasetCard``), names the three configs with
-  their columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
+- Questions: each question config's rows (``text_pairwise``, ``text_choice``) are exactly,
+  in order, the questions ``splice_dataset.question_rows`` derives from the ``text`` rows
+  with the default seed (``questions``).
+- Card: README.md parses (``huggingface_hub.DatasetCard``), names every config with
+  its columns and data files, and its ``num_examples``, ``num_bytes`` and Table 1 agree
   with the shards.
 - Bytes: every Parquet page's CRC is verified (the writer stores them), and the sha256 of
   the shards is recomputed and compared with the one the card recorded, so a flipped byte
@@ -45,10 +48,11 @@ as it is given.
 The checks live in modules named for their part: ``layout`` (shard names, schemas,
 reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
 ``clipcheck`` or an import's manifest), ``full_config`` (the full config's rows, checked in
-full), ``projections`` (the other configs' rows against them), ``card_checks`` (the card,
-its Table 1 and the shards' sha256) and ``folder`` (the whole folder, in that order); the
-command line, ``splice validate``, is ``splice_build.running.validation``, beside the
-executors it runs the clips on.
+full), ``projections`` (the other configs' rows against them), ``questions`` (the question
+configs' rows against the questions ``question_rows`` regenerates from the ``text`` rows),
+``card_checks`` (the card, its Table 1 and the shards' sha256) and ``folder`` (the whole
+folder, in that order); the command line, ``splice validate``, is
+``splice_build.running.validation``, beside the executors it runs the clips on.
 """
 
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips

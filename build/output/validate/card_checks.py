@@ -17,7 +17,7 @@ from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
 from splice_build.records import COVERAGE_TOLERANCE
-from splice_dataset import CONFIGS, DEFAULT_CONFIG, columns, data_files_pattern
+from splice_dataset import DEFAULT_CONFIG, WRITTEN_CONFIGS, columns, data_files_pattern
 
 CARD = "README.md"
 
@@ -72,7 +72,7 @@ def _check_configs(data: dict[str, Any], split: str) -> list[Problem]:
     """Each config in the YAML, with its data files, columns and default flag."""
     problems = []
     configs = {c.get("config_name"): c for c in data.get("configs") or []}
-    for config in CONFIGS:
+    for config in WRITTEN_CONFIGS:
         entry = configs.get(config)
         if entry is None:
             problems.append(Problem(CARD, f"configs: no {config!r} config"))
@@ -91,15 +91,16 @@ def _check_configs(data: dict[str, Any], split: str) -> list[Problem]:
 def _check_sizes(data: dict[str, Any], shards: WriteResult) -> list[Problem]:
     """``dataset_info``: each config's split with the shards' rows and bytes."""
     problems = []
-    split, num_rows = shards.split, shards.num_rows
+    split = shards.split
     infos = data.get("dataset_info") or []
     infos = {i.get("config_name"): i for i in (infos if isinstance(infos, list) else [infos])}
-    for config in CONFIGS:
+    for config in WRITTEN_CONFIGS:
         splits = {s.get("name"): s for s in (infos.get(config) or {}).get("splits") or []}
         info = splits.get(split)
         if info is None:
             problems.append(Problem(CARD, f"dataset_info: no {split} split for {config}"))
             continue
+        num_rows = shards.num_examples(config)
         if info.get("num_examples") != num_rows:
             problems.append(
                 Problem(

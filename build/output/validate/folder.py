@@ -1,5 +1,6 @@
 """A whole built folder checked, part by part: its layout, the full config's rows and
-clips, the other configs against them, then the card against what the shards hold."""
+clips, the other configs against them, the question configs against the questions of
+the text rows, then the card against what the shards hold."""
 
 from __future__ import annotations
 
@@ -18,8 +19,17 @@ from splice_build.output.validate.layout import list_shards
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
+from splice_build.output.validate.questions import check_questions
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
-from splice_dataset import CONFIGS, FULL_CONFIG, NUM_CLIPS, SPLIT, shard_dir
+from splice_dataset import (
+    CONFIGS,
+    FULL_CONFIG,
+    NUM_CLIPS,
+    SPLIT,
+    TEXT_QUESTION_CONFIGS,
+    WRITTEN_CONFIGS,
+    shard_dir,
+)
 
 
 def validate_report(
@@ -42,7 +52,7 @@ def validate_report(
     report = ValidationReport()
     problems = report.problems
     paths: dict[str, list[Path]] = {}
-    for config in CONFIGS:
+    for config in WRITTEN_CONFIGS:
         paths[config], found = list_shards(root, shard_dir(config), split)
         problems += found
         report.shards[config] = len(paths[config])
@@ -64,10 +74,13 @@ def validate_report(
         if config != FULL_CONFIG:
             infos[config] = []
             problems += check_against_full(config, paths[config], full.seen, infos[config])
+    for config, (asked, _) in TEXT_QUESTION_CONFIGS.items():
+        infos[config] = []
+        problems += check_questions(config, paths[config], paths[asked], infos[config])
     shards = WriteResult(
         out_dir=root,
         split=split,
-        config_shards={config: tuple(infos[config]) for config in CONFIGS},
+        config_shards={config: tuple(infos[config]) for config in WRITTEN_CONFIGS},
         videos=tuple(full.videos),
     )
     problems += check_card(root, shards, card)
