@@ -172,6 +172,18 @@ def clip_file_name(video_id: str, label: int) -> str:
     return f"{video_id}_video{label}.mp4"
 
 
+def _check_written_questions(config: str, fmt: str, seed: int) -> None:
+    """A question config holds one format's questions with the default seed: asking it for
+    others would return rows that are not what was asked."""
+    asked, written = TEXT_QUESTION_CONFIGS[config]
+    if fmt not in (splice_formats.ORDER, written) or seed != splice_formats.DEFAULT_SEED:
+        raise ValueError(
+            f"config {config!r} holds the {asked!r} rows as {written} questions with "
+            f"question_seed={splice_formats.DEFAULT_SEED}; for format={fmt!r}, "
+            f"question_seed={seed} use load({asked!r}, format=..., question_seed=...)"
+        )
+
+
 def _check_config(config: str) -> None:
     if config not in CONFIGS:
         raise ValueError(f"unknown SPLICE config {config!r}; expected one of {CONFIGS}")
@@ -234,9 +246,11 @@ def load(
 ) -> datasets.Dataset | datasets.IterableDataset:
     """`load_dataset(source, config, split=...)` with the schema's features; with
     ``format="pairwise"`` or ``"choice"``, its rows as questions (`question_rows`, seeded by
-    ``question_seed``), mapped on loading: the build holds no question files. Streamed,
-    nothing is copied; otherwise ``datasets`` caches the mapped rows like any ``map``, clip
-    bytes included for a clip config (a pair shows each clip in up to n - 1 questions).
+    ``question_seed``), mapped on loading, so any config and seed can be asked (the build
+    writes only the `text` rows' seed-0 questions, the `TEXT_QUESTION_CONFIGS`, which this
+    also reads). Streamed, nothing is copied; otherwise ``datasets`` caches the mapped rows
+    like any ``map``, clip bytes included for a clip config (a pair shows each clip in up to
+    n - 1 questions).
 
     ``source`` is a built folder or a Hub dataset id. ``decode=None`` decodes clips with
     torchcodec when it is installed and otherwise returns them undecoded instead of
@@ -251,8 +265,11 @@ def load(
     costs nothing per batch: the shards' metadata holds the same types, so datasets'
     ``table_cast`` only swaps the schema metadata (no data is cast).
     """
-    _check_config(config)
     splice_formats.check_format(format)
+    if config in TEXT_QUESTION_CONFIGS:
+        _check_written_questions(config, format, question_seed)
+    else:
+        _check_config(config)
     if decode is None:
         decode = torchcodec_available()
     elif decode and not torchcodec_available():
@@ -284,7 +301,7 @@ def load(
         features=loading_features(config, decode=decode and format == splice_formats.ORDER),
         **load_dataset_kwargs,
     )
-    if format == splice_formats.ORDER:
+    if format == splice_formats.ORDER or config in TEXT_QUESTION_CONFIGS:
         return rows
     asked = rows.map(
         lambda batch: question_batch(batch, config, format, question_seed),

@@ -202,3 +202,20 @@ def test_load_dataset_reads_the_question_configs(demo_build: Path, config: str) 
     assert len(expected) > 0
     other_seed = list(sd.load(asked, source=demo_build, format=fmt, question_seed=1))
     assert _rows(ds) != other_seed
+
+
+@pytest.mark.parametrize("config", list(sd.TEXT_QUESTION_CONFIGS))
+def test_splice_load_reads_the_question_configs_the_card_names(demo_build: Path, config: str):
+    """`splice_dataset.load` takes every config the card names: a question config reads
+    its written rows (seed 0); asking it for another format or seed is refused by name,
+    since those questions are not the ones written."""
+    asked, fmt = sd.TEXT_QUESTION_CONFIGS[config]
+    expected = list(sd.load(asked, source=demo_build, format=fmt))
+    assert list(sd.load(config, source=demo_build)) == expected
+    assert list(sd.load(config, source=demo_build, streaming=True)) == expected
+    assert list(sd.load(config, source=demo_build, format=fmt)) == expected
+    other = next(f for f in ("pairwise", "choice") if f != fmt)
+    with pytest.raises(ValueError, match=f"config '{config}'.*load\\('{asked}'"):
+        sd.load(config, source=demo_build, format=other)
+    with pytest.raises(ValueError, match=f"config '{config}'.*question_seed"):
+        sd.load(config, source=demo_build, question_seed=1)
