@@ -16,7 +16,7 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main
 from splice_build.output import validate, write
-from splice_build.running.pipeline import run_build, verified_clips
+from splice_build.running.pipeline import committed, run_build, verified_clips
 from splice_build.running.report import load_report
 from splice_build.running.workdir import CUT_RECORD, WorkDir, file_digest
 from splice_build.stages.select import select_annotations
@@ -135,7 +135,8 @@ def test_a_record_without_its_check_is_decoded(tmp_path, sources, three, capsys)
     annotations, selection = select_annotations(three)
     keys = {e.video_id: json.loads((work / "videos" / e.video_id / CUT_RECORD).read_text())["key"]
             for e in selection.selected}  # fmt: skip
-    verified = verified_clips(list(selection.selected), WorkDir(work), keys)
+    entries = list(selection.selected)
+    verified = verified_clips(entries, committed(entries, WorkDir(work), keys, {}))
     assert ids[0] not in verified.clips and set(verified.clips) == set(ids[1:])
     capsys.readouterr()
     result = run_build(replace(config(three, sources, out, work=work), progress=True))

@@ -110,8 +110,8 @@ def check_one(
     record = clip.imported
     if checked is not None:
         seen = VerifiedClip(sha, clip.segment, clip.recorded)
-        if seen in checked:
-            match = checked[checked.index(seen)]
+        match = next((c for c in checked if c == seen), None)
+        if match is not None:
             return (check_recorded(sha, match, record) if record else []), False
         found.append("bytes, segment or duration differ from every clip its worker checked")
     if not rule.decode:

@@ -180,7 +180,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         max_shard_bytes=config.max_shard_bytes,
         validate_output=config.validate,
         nothing=lambda what: _nothing_built(report, given, what),
-        verified=verified_clips(entries, work, keys, looked) if config.validate else None,
+        verified=verified_clips(entries, looked) if config.validate else None,
         progress=config.progress,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
@@ -199,23 +199,17 @@ def committed(
     }
 
 
-def verified_clips(
-    entries: list[VideoEntry],
-    work: WorkDir,
-    keys: dict[str, str],
-    looked: dict[str, Lookup] | None = None,
-) -> validate.VerifiedClips:
-    """What the workers checked of each included video's clips, from the work records
-    (each sealed by the check it records; an entry that records none is decoded in full).
+def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> validate.VerifiedClips:
+    """What the workers checked of each included video's clips, from their committed work
+    records (`committed`; each sealed by the check it records; an entry that records none
+    is decoded in full).
 
     The clips are trusted only if the loosest rule any of them met is at least as strict as
     the one validation applies."""
     found: dict[str, tuple[validate.VerifiedClip, ...]] = {}
     rules = set()
     for entry in entries:
-        cut = (looked or {}).get(entry.video_id) or work.lookup(
-            entry.video_id, keys[entry.video_id], verify=False
-        )
+        cut = cuts[entry.video_id]
         if cut.video is None or cut.checked is None:
             continue
         checked = cut.checked
