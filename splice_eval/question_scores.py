@@ -68,11 +68,6 @@ def score_run(run: Run, references: Mapping[str, Mapping[str, Any]]) -> dict[str
     return result
 
 
-def not_in(run: Run, references: Mapping[str, Any]) -> list[str]:
-    """Questions the run answers that the build does not ask (with its seed), sorted."""
-    return sorted(set(run.orders) - set(references))
-
-
 def consistency(pairs: Run, order: Run, orders: Mapping[str, Sequence[int]]) -> dict[str, Any]:
     """Pairwise consistency of one model (see the module docstring): the share of pairs,
     among those it answered with one of the two clips and whose video it ordered with a

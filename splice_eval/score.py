@@ -248,11 +248,11 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
+    pairs = question_scores.consistencies(every, answers.references)
     if results:
         print(render(results, args.groups))
     if asked:
         named = [(f"{Path(r['file']).name}:{r['model']}/{r['config']}", r) for r in asked]
-        pairs = question_scores.consistencies(every, answers.references)
         print(("\n" if results else "") + question_scores.render(named, pairs))
     if comparisons:
         print("\n" + render_probes(comparisons))
@@ -263,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
             "videos": len(answers.references),
             "runs": results,
             "question_runs": asked,
-            "pairwise_consistency": question_scores.consistencies(every, answers.references),
+            "pairwise_consistency": pairs,
             "probes": [asdict(c) | {"sentence": sentence(c)} for c in comparisons],
         }
         args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
