@@ -2,6 +2,9 @@
 
 Every writer, loader, card generator and test imports the schema from here, so that the
 clip shards, the text shards, the card's YAML and the checks cannot drift apart.
+``datasets`` is imported on first use (``features``, ``load``, ``Splice``), not with the
+module: its names and layout are all the validator's and the cutter's workers need, and
+importing ``datasets`` costs each of them over a second and about 100 MB.
 
 Layout of a built folder (``push_to_hub``'s shard naming, one folder per config, so the
 Hub, its dataset viewer and ``load_dataset`` read it unchanged)::
@@ -50,12 +53,14 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import datasets
+from typing import TYPE_CHECKING, Any
 
 import splice_formats
+
+if TYPE_CHECKING:
+    import datasets
 
 # --- configs and layout ---------------------------------------------------------------
 
@@ -97,35 +102,56 @@ CAPTIONS = "captions"
 CLIP_DURATIONS = "clip_durations"
 ANSWER = "answer"
 
-# The answer is kept apart from every model input: `order` is the chronological sequence
-# of clip labels (what the metric takes as reference); `segments` and `step_ids` are
-# aligned with the labels and would give the order away.
-ANSWER_FEATURE = {
-    "order": datasets.List(datasets.Value("int32")),
-    "segments": datasets.List(
-        {"start": datasets.Value("float64"), "end": datasets.Value("float64")}
-    ),
-    "step_ids": datasets.List(datasets.Value("int32")),
-}
+# Every column, in the order the shards store them. The answer is kept apart from every
+# model input: `order` is the chronological sequence of clip labels (what the metric takes
+# as reference); `segments` and `step_ids` are aligned with the labels and would give the
+# order away.
+_ALL_COLUMNS = (
+    VIDEO_ID,
+    TASK,
+    DOMAIN,
+    RECIPE_TYPE,
+    COIN_SUBSET,
+    NUM_CLIPS,
+    DURATION,
+    CLIPS,
+    CAPTIONS,
+    CLIP_DURATIONS,
+    ANSWER,
+)
 
-_ALL_FEATURES = {
-    VIDEO_ID: datasets.Value("string"),
-    TASK: datasets.Value("string"),
-    DOMAIN: datasets.Value("string"),
-    RECIPE_TYPE: datasets.Value("int32"),
-    COIN_SUBSET: datasets.Value("string"),
-    NUM_CLIPS: datasets.Value("int32"),
-    DURATION: datasets.Value("float64"),
-    CLIPS: datasets.List(datasets.Video()),
-    CAPTIONS: datasets.List(datasets.Value("string")),
-    CLIP_DURATIONS: datasets.List(datasets.Value("float64")),
-    ANSWER: ANSWER_FEATURE,
-}
+
+@cache
+def _all_features() -> dict[str, Any]:
+    """Each column's `datasets` feature. Built on first use: importing ``datasets`` costs
+    over a second, and the names above are all that validation workers, the cutter and
+    the metric need from this module."""
+    import datasets
+
+    value = datasets.Value
+    return {
+        VIDEO_ID: value("string"),
+        TASK: value("string"),
+        DOMAIN: value("string"),
+        RECIPE_TYPE: value("int32"),
+        COIN_SUBSET: value("string"),
+        NUM_CLIPS: value("int32"),
+        DURATION: value("float64"),
+        CLIPS: datasets.List(datasets.Video()),
+        CAPTIONS: datasets.List(value("string")),
+        CLIP_DURATIONS: datasets.List(value("float64")),
+        ANSWER: {
+            "order": datasets.List(value("int32")),
+            "segments": datasets.List({"start": value("float64"), "end": value("float64")}),
+            "step_ids": datasets.List(value("int32")),
+        },
+    }
+
 
 _CONFIG_COLUMNS: dict[str, tuple[str, ...]] = {
-    "video": tuple(c for c in _ALL_FEATURES if c != CAPTIONS),
-    "video_text": tuple(_ALL_FEATURES),
-    "text": tuple(c for c in _ALL_FEATURES if c != CLIPS),
+    "video": tuple(c for c in _ALL_COLUMNS if c != CAPTIONS),
+    "video_text": _ALL_COLUMNS,
+    "text": tuple(c for c in _ALL_COLUMNS if c != CLIPS),
 }
 # The config holding every column; the other configs' rows are projections of its rows.
 FULL_CONFIG = "video_text"
@@ -146,7 +172,9 @@ def features(config: str) -> datasets.Features:
     shards hold."""
     if config in TEXT_QUESTION_CONFIGS:
         return question_features(*TEXT_QUESTION_CONFIGS[config])
-    return datasets.Features({c: _ALL_FEATURES[c] for c in columns(config)})
+    import datasets
+
+    return datasets.Features({c: _all_features()[c] for c in columns(config)})
 
 
 def shard_dir(config: str) -> str:
@@ -203,6 +231,8 @@ def torchcodec_available() -> bool:
 
 def loading_features(config: str, decode: bool = True) -> datasets.Features:
     """`features(config)` with the clips' `Video(decode=...)` set as asked."""
+    import datasets
+
     feats = features(config)
     if CLIPS in feats:
         feats[CLIPS] = datasets.List(datasets.Video(decode=decode))
@@ -223,6 +253,8 @@ def undecoded(ds: Any) -> Any:
     feats = getattr(ds, "features", None)
     if feats is None or CLIPS not in feats:
         return ds
+    import datasets
+
     target = datasets.List(datasets.Video(decode=False))
     if isinstance(ds, datasets.Dataset):
         from datasets.fingerprint import generate_random_fingerprint
@@ -265,6 +297,8 @@ def load(
     costs nothing per batch: the shards' metadata holds the same types, so datasets'
     ``table_cast`` only swaps the schema metadata (no data is cast).
     """
+    import datasets
+
     splice_formats.check_format(format)
     if config in TEXT_QUESTION_CONFIGS:
         _check_written_questions(config, format, question_seed)
@@ -322,11 +356,6 @@ def load(
 QUESTION_ID = "question_id"
 LABELS = "labels"  # the row labels of the clips a question shows, in the order shown
 OPTIONS = "options"  # candidate answers, each a sequence of labels
-# A question's answer: the 1-based number of the right option, and how many there are.
-QUESTION_ANSWER_FEATURE = {
-    "option": datasets.Value("int32"),
-    "num_options": datasets.Value("int32"),
-}
 _PER_CLIP = (CLIPS, CAPTIONS, CLIP_DURATIONS)  # list columns with one entry per clip
 
 
@@ -338,13 +367,16 @@ def question_columns(config: str) -> tuple[str, ...]:
 
 def question_features(config: str, format: str, decode: bool = True) -> datasets.Features:
     """The features of a config's rows asked as ``format`` questions."""
+    import datasets
+
     splice_formats.check_format(format)
     base = loading_features(config, decode=decode)
     extra = {
         QUESTION_ID: datasets.Value("string"),
         LABELS: datasets.List(datasets.Value("int32")),
         OPTIONS: datasets.List(datasets.List(datasets.Value("int32"))),
-        ANSWER: QUESTION_ANSWER_FEATURE,
+        # The question's answer: the 1-based number of the right option, and how many.
+        ANSWER: {"option": datasets.Value("int32"), "num_options": datasets.Value("int32")},
     }
     return datasets.Features({c: extra.get(c) or base[c] for c in question_columns(config)})
 
@@ -445,61 +477,77 @@ def read_card(folder: str | os.PathLike) -> CardInfo:
     )
 
 
-class Splice(datasets.GeneratorBasedBuilder):
-    """SPLICE from a built folder: `Splice(config_name=..., data_dir=folder)`.
+def __getattr__(name: str) -> Any:
+    """``splice_dataset.Splice``, the builder, made on first use (it subclasses a
+    ``datasets`` class, and ``datasets`` is imported only when needed)."""
+    if name == "Splice":
+        return _builder()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    Yields exactly what `load_dataset(folder, config)` gives (same rows, same order, same
-    features), reading one Parquet row group at a time and only the config's columns.
-    """
 
-    VERSION = datasets.Version(_BUILDER_VERSION)
-    BUILDER_CONFIGS = [
-        datasets.BuilderConfig(name=c, version=datasets.Version(_BUILDER_VERSION), description=c)
-        for c in CONFIGS
-    ]
-    DEFAULT_CONFIG_NAME = DEFAULT_CONFIG
-    # Rows hold a few MB of clips; keep the writer's batches small.
-    DEFAULT_WRITER_BATCH_SIZE = 64
+@cache
+def _builder() -> type:
+    import datasets
 
-    def _info(self) -> datasets.DatasetInfo:
-        card = read_card(self.config.data_dir) if self.config.data_dir else CardInfo()
-        return datasets.DatasetInfo(
-            description=card.description,
-            features=features(self.config.name),
-            citation=card.citation,
-            license=card.license,
-        )
+    version = datasets.Version(_BUILDER_VERSION)
 
-    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
-        data_dir = self.config.data_dir
-        if not data_dir:
-            raise ValueError("Splice needs data_dir=<a built SPLICE folder>")
-        return [
-            datasets.SplitGenerator(name=split, gen_kwargs={"files": [str(p) for p in files]})
-            for split, files in shard_files(data_dir, self.config.name).items()
+    class Splice(datasets.GeneratorBasedBuilder):
+        """SPLICE from a built folder: `Splice(config_name=..., data_dir=folder)`.
+
+        Yields exactly what `load_dataset(folder, config)` gives (same rows, same order, same
+        features), reading one Parquet row group at a time and only the config's columns.
+        """
+
+        VERSION = version
+        BUILDER_CONFIGS = [
+            datasets.BuilderConfig(name=c, version=version, description=c) for c in CONFIGS
         ]
+        DEFAULT_CONFIG_NAME = DEFAULT_CONFIG
+        # Rows hold a few MB of clips; keep the writer's batches small.
+        DEFAULT_WRITER_BATCH_SIZE = 64
 
-    def _generate_examples(self, files: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
-        import pyarrow.parquet as pq
+        def _info(self) -> datasets.DatasetInfo:
+            card = read_card(self.config.data_dir) if self.config.data_dir else CardInfo()
+            return datasets.DatasetInfo(
+                description=card.description,
+                features=features(self.config.name),
+                citation=card.citation,
+                license=card.license,
+            )
 
-        cols = list(columns(self.config.name))
-        for file in files:
-            # The index in the shard's own name keeps keys stable when datasets splits
-            # `files` between processes or streaming workers.
-            shard_index = int(SHARD_NAME_RE.match(Path(file).name)["i"])
-            pf = pq.ParquetFile(file)
-            missing = [c for c in cols if c not in pf.schema_arrow.names]
-            if missing:
-                raise ValueError(
-                    f"{file}: missing column(s) {missing} of config {self.config.name}"
-                )
-            row = 0
-            for group in range(pf.num_row_groups):
-                table = pf.read_row_group(group, columns=cols)
-                for batch in table.to_batches(max_chunksize=16):
-                    for example in batch.to_pylist():
-                        yield _example_key(shard_index, row), example
-                        row += 1
+        def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+            data_dir = self.config.data_dir
+            if not data_dir:
+                raise ValueError("Splice needs data_dir=<a built SPLICE folder>")
+            return [
+                datasets.SplitGenerator(name=split, gen_kwargs={"files": [str(p) for p in files]})
+                for split, files in shard_files(data_dir, self.config.name).items()
+            ]
+
+        def _generate_examples(self, files: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+            import pyarrow.parquet as pq
+
+            cols = list(columns(self.config.name))
+            for file in files:
+                # The index in the shard's own name keeps keys stable when datasets splits
+                # `files` between processes or streaming workers.
+                shard_index = int(SHARD_NAME_RE.match(Path(file).name)["i"])
+                pf = pq.ParquetFile(file)
+                missing = [c for c in cols if c not in pf.schema_arrow.names]
+                if missing:
+                    raise ValueError(
+                        f"{file}: missing column(s) {missing} of config {self.config.name}"
+                    )
+                row = 0
+                for group in range(pf.num_row_groups):
+                    table = pf.read_row_group(group, columns=cols)
+                    for batch in table.to_batches(max_chunksize=16):
+                        for example in batch.to_pylist():
+                            yield _example_key(shard_index, row), example
+                            row += 1
+
+    Splice.__qualname__ = "Splice"  # pickled by reference as splice_dataset.Splice
+    return Splice
 
 
 def _example_key(shard_index: int, row: int) -> Any:

@@ -5,7 +5,10 @@ workers decoded and checked (by sha256, decoding only what differs), and a stand
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main
 from splice_build.output import validate, write
+from splice_build.output.validate import parts
 from splice_build.running.pipeline import committed, run_build, verified_clips
 from splice_build.running.report import load_report
 from splice_build.running.workdir import CUT_RECORD, WorkDir, file_digest
@@ -171,3 +175,76 @@ def test_validate_on_two_workers_finds_what_one_finds(demo_build, tmp_path, caps
     captured = capsys.readouterr()
     assert "lasts" not in captured.out and "sha256" in captured.out
     assert "(0 decoded)" in captured.err
+
+
+def _flip_clip_page(path: Path, row_group: int) -> None:
+    """Flip a byte in the middle of a row group's clip bytes, in place: that row group's
+    page checksum then fails, the others still read."""
+    group = pq.ParquetFile(path).metadata.row_group(row_group)
+    (chunk,) = [
+        group.column(i)
+        for i in range(group.num_columns)
+        if group.column(i).path_in_schema.startswith(schema.CLIPS)
+        and group.column(i).path_in_schema.endswith("bytes")
+    ]
+    start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+    offset = start + chunk.total_compressed_size // 2
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        byte = fh.read(1)[0]
+        fh.seek(offset)
+        fh.write(bytes([byte ^ 0xFF]))
+
+
+def test_rows_split_into_parts_any_way_list_the_same_problems(
+    demo_build, tmp_path, monkeypatch, capsys
+) -> None:
+    build = Path(shutil.copytree(demo_build, tmp_path / "splice"))
+    shard = next((build / schema.shard_dir(schema.FULL_CONFIG)).glob("*.parquet"))
+    meta = pq.ParquetFile(shard).metadata
+    assert meta.num_row_groups >= 3  # several row groups, so several parts below
+    for row_group in (0, 2):
+        _flip_clip_page(shard, row_group)
+    listings = {}
+    for rows, workers in ((parts.PART_ROWS, "1"), (1, "1"), (1, "2")):
+        monkeypatch.setattr(parts, "PART_ROWS", rows)  # parts are made in this process
+        assert main(["validate", str(build), "--workers", workers, "--no-progress"]) == 1
+        listings[rows, workers] = capsys.readouterr().out
+    assert len(set(listings.values())) == 1, listings
+    out = listings[1, "2"]
+    first = [0, meta.row_group(0).num_rows, meta.row_group(0).num_rows + meta.row_group(1).num_rows]
+    for row_group in (0, 2):
+        rows = meta.row_group(row_group).num_rows
+        assert (
+            f"row group {row_group} (rows {first[row_group]}..{first[row_group] + rows - 1})" in out
+        )
+    lost = meta.row_group(0).num_rows + meta.row_group(2).num_rows
+    # The lost rows' videos are missing from the full config: the other two clip-row
+    # configs report each of them; every other row was read and checked.
+    assert out.count(f"video not in the {schema.FULL_CONFIG} shards") == 2 * lost
+    assert "OK" not in out
+
+
+def test_a_shard_replaced_or_rewritten_since_a_part_read_it_is_read_anew(tmp_path) -> None:
+    """Parts keep a shard open per process (`parts._opened`): a file replaced since (a new
+    inode) or rewritten in place must be read anew, never through the old handle."""
+    path, other = tmp_path / "test-00000-of-00001.parquet", tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), path)
+    assert parts.read_group(str(path), 0) == [{"x": 1}, {"x": 2}]
+    pq.write_table(pa.table({"x": [3, 4]}), other)
+    os.replace(other, path)
+    assert parts.read_group(str(path), 0) == [{"x": 3}, {"x": 4}]
+    pq.write_table(pa.table({"x": [5, 6, 7]}), path)  # the same file, truncated and written
+    assert parts.read_group(str(path), 0) == [{"x": 5}, {"x": 6}, {"x": 7}]
+
+
+def test_a_validation_worker_starts_without_datasets() -> None:
+    """What a spawned validation worker imports (the parts and the schema's names) leaves
+    ``datasets`` and pandas out: over a second and about 100 MB per worker."""
+    code = (
+        "import sys, splice_build.output.validate.parts, splice_dataset; "
+        "print(sorted(m for m in ('datasets', 'pandas') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

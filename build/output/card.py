@@ -22,9 +22,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from datasets import DatasetInfo, SplitDict, SplitInfo
-from datasets.info import DatasetInfosDict
-from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from splice_build.output.shards import WriteResult
@@ -135,7 +132,13 @@ def _size_category(n: int) -> str:
 
 
 def card_data(written: WriteResult, provenance: Provenance | None = None) -> DatasetCardData:
-    """The YAML header: configs (each its own data files), dataset_info, licence, tags."""
+    """The YAML header: configs (each its own data files), dataset_info, licence, tags.
+    (``datasets`` is imported here, not with the module: the validator and the report use
+    the tables above without it.)"""
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+
     data = DatasetCardData(
         license=LICENSE,
         language="en",

@@ -2,9 +2,8 @@
 cutter's workers apply (``splice_build.stages.clipcheck``), an import's manifest, or the
 digests of what the build's workers already checked (`VerifiedClips`).
 
-Outside the ``validate`` package, and importing PyAV and the manifest's records only (not
-``datasets`` or pyarrow), so that a spawned validation worker starts in a fraction of a
-second: the driver reads the rows and hands each over as a `ClipTask` of plain values."""
+Importing PyAV and the manifest's records only (not ``datasets``), so that a spawned
+validation worker (`validate.parts`) starts in a fraction of a second."""
 
 from __future__ import annotations
 
@@ -84,7 +83,8 @@ class ClipResult:
 
 
 def check_clip_task(task: ClipTask, threads: int = 1) -> ClipResult:
-    """The executors' function (``threads`` unused: one decode per clip)."""
+    """The executors' function (``threads`` unused: a clip decodes on one thread,
+    `clipcheck.CHECK_THREADS`)."""
     found: list[tuple[int, str]] = []
     decoded = 0
     for k, clip in enumerate(task.clips):

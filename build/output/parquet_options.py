@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets import Features
-from datasets.features.features import require_storage_embed
+
+if TYPE_CHECKING:
+    from datasets import Features
 
 # Content-defined chunking as push_to_hub writes it (datasets' DEFAULT_CDC_OPTIONS, which
 # are pyarrow's defaults): pages cut where the data's rolling hash says, 256 KiB to 1 MiB.
@@ -33,6 +35,8 @@ def parquet_options(features: Features, *, content_defined_chunking: bool = True
     feature embeds files (``List(Video())``) are PLAIN and uncompressed, the rest snappy with
     dictionaries. ``content_defined_chunking=False`` exists for bench/dedup.py's baseline.
     """
+    from datasets.features.features import require_storage_embed  # with datasets, on use
+
     schema = features.arrow_schema
     compression: dict[str, str] = {}
     use_dictionary: list[str] = []

@@ -86,9 +86,10 @@ class WriteResult:
         return sum(s.file_bytes for s in self.shards(config))
 
 
-def shard_info(path: Path) -> ShardInfo:
-    """A written shard's ShardInfo from its footer alone (no data pages are read)."""
-    meta = pq.ParquetFile(path).metadata
+def shard_info(path: Path, meta: pq.FileMetaData | None = None) -> ShardInfo:
+    """A written shard's ShardInfo from its footer alone (no data pages are read); ``meta``:
+    the footer, when the caller has already read it."""
+    meta = meta if meta is not None else pq.ParquetFile(path).metadata
     return ShardInfo(
         path=Path(path),
         num_rows=meta.num_rows,

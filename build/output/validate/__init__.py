@@ -45,28 +45,40 @@ instead, in the build's own final validation (``verified``: see ``clips`` and
 docs/DESIGN.md); a standalone ``splice validate`` decodes every clip, on as many workers
 as it is given.
 
-The checks live in modules named for their part: ``layout`` (shard names, schemas,
-reading rows), ``rows`` (answers and row invariants), ``clips`` (each clip against
-``clipcheck`` or an import's manifest), ``full_config`` (the full config's rows, checked in
-full), ``projections`` (the other configs' rows against them), ``questions`` (the question
-configs' rows against the questions ``question_rows`` regenerates from the ``text`` rows),
-``card_checks`` (the card, its Table 1 and the shards' sha256) and ``folder`` (the whole
-folder, in that order); the command line, ``splice validate``, is
-``splice_build.running.validation``, beside the executors it runs the clips on.
+The checks live in modules named for their part: ``layout`` (shard names, schemas, the
+shards' row groups as parts), ``parts`` (one part read and its rows checked, in whatever
+process an executor chooses: the parallel work), ``rows`` (answers and row invariants),
+``clips`` (each clip against ``clipcheck`` or an import's manifest), ``full_config`` (the
+full config's rows, checked in full), ``projections`` (the other configs' rows against
+them), ``questions`` (the question configs' rows against the questions ``question_rows``
+regenerates from the ``text`` rows), ``card_checks`` (the card, its Table 1 and the shards'
+sha256) and ``folder`` (the whole folder, in that order); the command line, ``splice
+validate``, is ``splice_build.running.validation``, beside the executors it runs the parts
+on.
 """
 
-from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
-from splice_build.output.validate.folder import validate, validate_report
-from splice_build.output.validate.problems import Problem, ValidationReport
-from splice_build.stages.clipcheck import ClipProbe, probe_clip
+from __future__ import annotations
 
-__all__ = [
-    "ClipProbe",
-    "Problem",
-    "ValidationReport",
-    "VerifiedClip",
-    "VerifiedClips",
-    "probe_clip",
-    "validate",
-    "validate_report",
-]
+from importlib import import_module
+from typing import Any
+
+# Resolved on first use: a validation worker imports ``validate.parts`` (and what it
+# needs), and must not load the driver's side (``datasets``, the card) by importing
+# this package.
+_EXPORTS = {
+    "ClipProbe": "splice_build.stages.clipcheck",
+    "probe_clip": "splice_build.stages.clipcheck",
+    "Problem": "splice_build.output.validate.problems",
+    "ValidationReport": "splice_build.output.validate.problems",
+    "VerifiedClip": "splice_build.output.clip_verdict",
+    "VerifiedClips": "splice_build.output.clip_verdict",
+    "validate": "splice_build.output.validate.folder",
+    "validate_report": "splice_build.output.validate.folder",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)

@@ -1,6 +1,5 @@
 """A row's clips made into the task that judges them (`output.clip_verdict`), and the
-task's findings named by column: the row's side, which needs the dataset's column names,
-stays in the driver; the decoding goes to the executor's workers.
+task's findings named by column (both where the row's part is checked, `parts`).
 
 Checked here, from the row alone: every clip has bytes, is named
 ``clip_file_name(video_id, label)``, and (in a build's own validation) the row holds as

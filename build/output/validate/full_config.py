@@ -1,37 +1,28 @@
 """The full config's rows (``video_text``, every column), checked in full: each row's own
-invariants and its clips, one video id per row, every video of an import's manifest
-present, and the labels shuffled. What they held stays behind, small, for the checks of
-the other configs and of the card.
+invariants and its clips (in its part, `parts.check_part`), one video id per row, every
+video of an import's manifest present, and the labels shuffled. What they held stays
+behind, small, for the checks of the other configs and of the card.
 
-The rows are read and checked here, in order; their clips are handed to the executor as
-they come (`clips.ClipTask`, a bounded number in flight) and their problems put back in
-row order, so every number of workers reports the same list."""
+The parts are made here with what the driver knows of their videos (the manifest's and
+the build's records of them), and their results put back in row order, so every number
+of workers reports the same list."""
 
 from __future__ import annotations
 
-import hashlib
 import math
-import pickle
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
-from splice_build.output.clip_verdict import (
-    ClipResult,
-    ClipRule,
-    ClipTask,
-    VerifiedClips,
-    check_clip_task,
-)
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from splice_build.output.clip_verdict import ClipRule, VerifiedClips
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest
-from splice_build.output.shards import ShardInfo
 from splice_build.output.stats import VideoStats
-from splice_build.output.validate.clips import clip_task, named
-from splice_build.output.validate.layout import config_rows
+from splice_build.output.validate.layout import Shard, read_back
+from splice_build.output.validate.parts import FullRule, Part, PartResult, RowRecord
 from splice_build.output.validate.problems import Problem
-from splice_build.output.validate.progress import ClipProgress, Runner
-from splice_build.output.validate.rows import check_row
-from splice_dataset import ANSWER, CLIPS, FULL_CONFIG, NUM_CLIPS, VIDEO_ID, columns, shard_dir
+from splice_dataset import ANSWER, FULL_CONFIG, VIDEO_ID, shard_dir
 
 # Below this probability of every video being in chronological order by chance, the build
 # is reported as unshuffled.
@@ -44,66 +35,89 @@ class FullRows:
 
     seen: dict[str, dict[str, bytes]] = field(default_factory=dict)  # id -> column -> digest
     videos: list[VideoStats] = field(default_factory=list)  # in row order
-    infos: list[ShardInfo] = field(default_factory=list)  # the shards that opened
     clips: int = 0
     identity_p: float = 1.0  # probability that every order so far is chronological by chance
     all_identity: bool = True  # every order so far is 1..n
 
-    def add(self, vid: str, row: dict[str, Any]) -> None:
-        self.seen[vid] = {c: digest(row.get(c)) for c in columns(FULL_CONFIG)}
-        n = row.get(NUM_CLIPS) or 0
-        self.clips += len(row.get(CLIPS) or [])
-        order = (row.get(ANSWER) or {}).get("order") or []
-        self.all_identity = self.all_identity and list(order) == list(range(1, n + 1))
-        self.identity_p /= math.factorial(max(n, 0))
-        self.videos.append(VideoStats.from_row(row))
+    def add(self, vid: str, record: RowRecord) -> None:
+        self.seen[vid] = record.digests
+        self.clips += record.clips
+        self.all_identity = self.all_identity and record.identity
+        self.identity_p /= math.factorial(max(record.num_clips, 0))
+        self.videos.append(record.stats)
 
 
-def digest(value: Any) -> bytes:
-    """A cell's value as a short digest: what the other configs' rows are compared by,
-    so that only 32 bytes per column of every video stay in memory."""
-    return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+def full_parts(
+    shards: list[Shard],
+    rule: ClipRule,
+    manifest: ReleaseManifest | None,
+    verified: VerifiedClips | None = None,
+) -> list[Part]:
+    """The full config's parts, each with the rule and what the manifest and the build's
+    workers (``verified``: trusted by digest when the rule they met is at least as strict
+    as ``rule``) record of its videos; only their ids are read here."""
+    if verified is not None and not verified.covers(rule.tolerance, rule.tolerance_frames):
+        verified = None
+    out = []
+    for shard in shards:
+        ids = _ids(shard) if manifest is not None or verified is not None else {}
+        for part in shard.parts:
+            held = [v for group in part.groups for v in ids.get(group.index, ())]
+            out.append(
+                replace(
+                    part,
+                    full=FullRule(
+                        rule,
+                        _of(manifest.clips, held) if manifest is not None else None,
+                        _of(verified.clips, held) if verified is not None else None,
+                    ),
+                )
+            )
+    return out
+
+
+def _of(records: Mapping[str, tuple], ids: list) -> dict[str, tuple]:
+    return {v: records[v] for v in ids if isinstance(v, str) and v in records}
+
+
+def _ids(shard: Shard) -> dict[int, list]:
+    """Row group -> the video ids it holds (none for one that does not read: its part
+    reports it)."""
+    out: dict[int, list] = {}
+    try:
+        pf = pq.ParquetFile(shard.parts[0].path) if shard.parts else None
+    except (pa.ArrowException, OSError):
+        return out
+    for group in (g for part in shard.parts for g in part.groups):
+        try:
+            out[group.index] = pf.read_row_group(group.index, columns=[VIDEO_ID])[0].to_pylist()
+        except (pa.ArrowException, OSError):
+            pass
+    return out
 
 
 def check_full_config(
-    paths: list[Path],
-    rule: ClipRule,
+    shards: list[Shard],
+    results: Mapping[tuple[str, int], PartResult],
     manifest: ReleaseManifest | None,
     problems: list[Problem],
-    *,
-    verified: VerifiedClips | None = None,
-    run: Runner | None = None,
-    progress: ClipProgress | None = None,
 ) -> FullRows:
-    """Check the full config's shards, adding to ``problems`` in the order found.
-
-    ``verified``: the clips the build's workers checked (trusted by digest when the rule
-    they met is at least as strict as ``rule``); ``run`` maps `check_clip_task` over the
-    tasks (an executor's ``run``; default: here, one after the other)."""
+    """The full config's shards from their parts' ``results``, adding to ``problems``:
+    the shards' own problems first, then each row's in row order, then the whole config's."""
     rows = FullRows()
-    if verified is not None and not verified.covers(rule.tolerance, rule.tolerance_frames):
-        verified = None
-    found: list[list[Problem]] = []  # per row, in order
-
-    def tasks():
-        for rel, i, row in config_rows(FULL_CONFIG, paths, problems, rows.infos):
-            own, task = _check_full_row(rel, i, row, rule, manifest, rows, len(found), verified)
-            vid = row.get(VIDEO_ID) if isinstance(row.get(VIDEO_ID), str) else None
-            found.append([Problem(rel, w, i, vid, c) for c, w in own])
-            if task is not None:
-                yield task
-
-    where: dict[int, tuple[str, int, str]] = {}
-    results: list[ClipResult] = []
-    for result in (run or _here)(check_clip_task, _noted(tasks(), where)):
-        results.append(result)
-        if progress is not None:
-            progress.update(result.clips, result.decoded)
-    for result in results:
-        rel, i, vid = where[result.index]
-        found[result.index] += [Problem(rel, w, i, vid, c) for c, w in named(result)]
-    for row_problems in found:
-        problems += row_problems
+    found: list[Problem] = []
+    for shard in shards:
+        own, done = read_back(shard, results)
+        problems += own
+        for record in (record for result in done for record in result.rows):
+            vid = record.video_id if isinstance(record.video_id, str) else None
+            found_here = list(record.found)
+            if record.stats is not None:  # a row with a video id
+                if vid in rows.seen:
+                    found_here.insert(0, (None, "duplicate video id"))
+                rows.add(vid, record)
+            found += [Problem(shard.rel, w, record.row, vid, c) for c, w in found_here]
+    problems += found
     problems += _whole_config(rows, manifest)
     return rows
 
@@ -123,44 +137,3 @@ def _whole_config(rows: FullRows, manifest: ReleaseManifest | None) -> list[Prob
             )
         )
     return problems
-
-
-def _here(fn, tasks):
-    return (fn(task, 1) for task in tasks)
-
-
-def _noted(tasks, where: dict[int, tuple[str, int, str]]):
-    """The tasks, remembering where each row was (its problems are placed by it)."""
-    for rel, i, vid, task in tasks:
-        where[task.index] = (rel, i, vid)
-        yield task
-
-
-def _check_full_row(
-    rel: str,
-    i: int,
-    row: dict[str, Any],
-    rule: ClipRule,
-    manifest: ReleaseManifest | None,
-    rows: FullRows,
-    index: int,
-    verified: VerifiedClips | None,
-) -> tuple[list[tuple[str | None, str]], tuple[str, int, str, ClipTask] | None]:
-    """The (column, what) problems of row ``i`` of shard ``rel`` but its clips', which
-    come as a task (with where the row is); the row is then kept in ``rows``."""
-    vid = row.get(VIDEO_ID)
-    if not vid or not isinstance(vid, str):
-        return [(VIDEO_ID, "no video_id")], None
-    found = []
-    if vid in rows.seen:
-        found.append((None, "duplicate video id"))
-    found += check_row(row)
-    imported = None
-    if manifest is not None:
-        imported = manifest.clips.get(vid, ())
-        if vid not in manifest.clips:
-            found.append((VIDEO_ID, f"not in {MANIFEST}"))
-    checked = verified.clips.get(vid) if verified is not None else None
-    own, task = clip_task(index, row, rule, imported, checked)
-    rows.add(vid, row)
-    return found + own, (rel, i, vid, task)

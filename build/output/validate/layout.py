@@ -1,18 +1,18 @@
-"""The folder's layout and reading its shards: shard names without gaps or leftovers,
-each file's columns and ``huggingface`` features exactly its config's, and rows read one
-row group at a time with every page's CRC verified."""
+"""The folder's layout: shard names without gaps or leftovers, each file's columns and
+``huggingface`` features exactly its config's, and each shard's row groups as the parts
+(`parts.Part`) that are read and checked, with every page's CRC verified."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets import Features
 
 from splice_build.output.shards import ShardInfo, shard_info
+from splice_build.output.validate.parts import Part, PartResult, parts_of
 from splice_build.output.validate.problems import Problem
 from splice_build.output.write import TMP_PREFIX
 from splice_dataset import SHARD_NAME_RE, columns, features, shard_dir
@@ -53,9 +53,20 @@ def list_shards(root: Path, folder: str, split: str) -> tuple[list[Path], list[P
     return [found[i] for i in sorted(found)], problems
 
 
-def check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
+def check_schemas(opened: dict[str, list[Shard]]) -> None:
+    """Each opened shard's columns and features against its config's, added to its
+    problems. ``datasets`` is imported here, on first use: run beside the parts (see
+    ``folder``), its second of importing overlaps the workers' reading."""
+    for config, shards in opened.items():
+        for shard in shards:
+            if shard.schema is not None:
+                shard.problems.extend(check_schema(shard.rel, shard.schema, config))
+
+
+def check_schema(rel: str, schema: pa.Schema, config: str) -> list[Problem]:
+    from datasets import Features
+
     problems = []
-    schema = pf.schema_arrow
     expected = list(columns(config))
     if schema.names != expected:
         extra = [c for c in schema.names if c not in expected]
@@ -75,45 +86,41 @@ def check_schema(rel: str, pf: pq.ParquetFile, config: str) -> list[Problem]:
     return problems
 
 
-def open_shard(rel: str, path: Path, problems: list[Problem]) -> pq.ParquetFile | None:
-    """The shard, opened to verify page checksums; None (with the problem) if unreadable."""
-    try:
-        return pq.ParquetFile(path, page_checksum_verification=True)
-    except (pa.ArrowException, OSError) as exc:
-        problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
-        return None
+@dataclass(frozen=True)
+class Shard:
+    """One shard as the driver opened it: its own problems (it does not open, its schema),
+    and its row groups as the parts the executor checks."""
+
+    rel: str  # <config folder>/<file name>
+    problems: list[Problem]
+    parts: list[Part]
+    schema: pa.Schema | None = None  # None: it did not open
 
 
-def shard_rows(
-    rel: str, pf: pq.ParquetFile, problems: list[Problem]
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(row index, row), one row group at a time so memory stays bounded by a row group;
-    every page's CRC is verified on the way (a flipped byte anywhere is a problem)."""
-    first = 0
-    for rg in range(pf.metadata.num_row_groups):
-        size = pf.metadata.row_group(rg).num_rows
-        try:
-            rows = pf.read_row_group(rg).to_pylist()
-        except (pa.ArrowException, OSError) as exc:
-            problems.append(
-                Problem(rel, f"row group {rg} (rows {first}..{first + size - 1}): {exc}")
-            )
-            rows = []
-        yield from enumerate(rows, start=first)
-        first += size
-
-
-def config_rows(
-    config: str, paths: list[Path], problems: list[Problem], infos: list[ShardInfo]
-) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """(shard, row index, row) of every readable shard of a config, each shard's schema
-    checked and its `ShardInfo` added to ``infos`` on the way."""
+def open_shards(config: str, paths: list[Path], infos: list[ShardInfo]) -> list[Shard]:
+    """Every shard of a config, and, if it opens, its `ShardInfo` added to ``infos``; only
+    footers are read here (the parts read the rows, `check_schemas` the schemas)."""
+    shards = []
     for path in paths:
         rel = f"{shard_dir(config)}/{path.name}"
-        pf = open_shard(rel, path, problems)
-        if pf is None:
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as exc:
+            shards.append(Shard(rel, [Problem(rel, f"not a readable Parquet file: {exc}")], []))
             continue
-        problems += check_schema(rel, pf, config)
-        infos.append(shard_info(path))
-        for i, row in shard_rows(rel, pf, problems):
-            yield rel, i, row
+        meta = pf.metadata
+        infos.append(shard_info(path, meta))
+        sizes = [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
+        shards.append(Shard(rel, [], parts_of(config, str(path), rel, sizes), pf.schema_arrow))
+    return shards
+
+
+def read_back(
+    shard: Shard, results: Mapping[tuple[str, int], PartResult]
+) -> tuple[list[Problem], list[PartResult]]:
+    """A shard's own problems with its parts' read errors, then its parts' results in row
+    order: listed so, a shard's problems come in the same order however its rows are split
+    into parts."""
+    done = [results[part.key] for part in shard.parts]
+    errors = [Problem(shard.rel, error) for result in done for error in result.errors]
+    return shard.problems + errors, done

@@ -5,45 +5,37 @@ is a problem (the ``text`` rows themselves are checked against the full config).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
 
-from splice_build.output.shards import ShardInfo
-from splice_build.output.validate.layout import config_rows
+from splice_build.output.validate.layout import Shard, read_back
+from splice_build.output.validate.parts import PartResult
 from splice_build.output.validate.problems import Problem
-from splice_dataset import QUESTION_ID, TEXT_QUESTION_CONFIGS, VIDEO_ID, columns, question_rows
-
-
-def expected_questions(
-    config: str, asked_rows: Iterator[tuple[str, int, dict[str, Any]]]
-) -> Iterator[dict[str, Any]]:
-    """The question rows a question config must hold, regenerated from its asked config's
-    rows (``config_rows`` of that config) in their order."""
-    asked, fmt = TEXT_QUESTION_CONFIGS[config]
-    for _, _, row in asked_rows:
-        yield from question_rows(row, asked, fmt)
+from splice_dataset import QUESTION_ID, TEXT_QUESTION_CONFIGS, VIDEO_ID, columns
 
 
 def check_questions(
     config: str,
-    paths: list[Path],
-    asked_paths: list[Path],
-    infos: list[ShardInfo],
+    shards: list[Shard],
+    asked_shards: list[Shard],
+    results: Mapping[tuple[str, int], PartResult],
 ) -> list[Problem]:
-    """A question config's shards against the questions regenerated from the shards of the
-    config it asks (``asked_paths``); the shards that open are added to ``infos``. Rows are
-    matched by question id, so one dropped or added question is one problem, not one per
-    row after it; the first row out of the regenerated order is reported too."""
+    """A question config's shards against the questions its asked config's parts
+    regenerated (``asked_shards``: that config's shards), from the parts' ``results``.
+    Rows are matched by question id, so one dropped or added question is one problem, not
+    one per row after it; the first row out of the regenerated order is reported too."""
     problems: list[Problem] = []
     asked = TEXT_QUESTION_CONFIGS[config][0]
     # The asked config's own problems are reported by its own checks; not twice here.
-    rows = config_rows(asked, asked_paths, [], [])
-    due = {q[QUESTION_ID]: q for q in expected_questions(config, rows)}
+    due = {
+        q[QUESTION_ID]: q
+        for shard in asked_shards
+        for part in shard.parts
+        for q in results[part.key].questions.get(config, ())
+    }
     rank = {qid: i for i, qid in enumerate(due)}
     cols = columns(config)
     last, out_of_order = -1, False
-    for rel, i, row in config_rows(config, paths, problems, infos):
+    for rel, i, row in _rows(config, shards, results, problems):
         qid, vid = row.get(QUESTION_ID), row.get(VIDEO_ID)
         want = due.pop(qid, None)
         if want is None:
@@ -67,4 +59,14 @@ def check_questions(
     return problems
 
 
-__all__ = ["check_questions", "expected_questions"]
+def _rows(config, shards, results, problems):
+    """(shard, row index, row) of the config's parts in order, each shard's own problems
+    and its parts' read errors (`read_back`) added to ``problems`` on the way."""
+    for shard in shards:
+        own, done = read_back(shard, results)
+        problems += own
+        for i, row in (held for result in done for held in result.held):
+            yield shard.rel, i, row
+
+
+__all__ = ["check_questions"]
