@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as schema
+from splice_build.output.validate.parts import check_part
 from splice_build.running.executors import LocalExecutor
 from splice_build.running.pipeline import run_build
 from splice_build.running.report import REPORT_JSON, REPORT_TXT, load_report
@@ -216,16 +217,23 @@ def test_a_rerun_with_nothing_to_cut_hands_no_task_to_the_executor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The driver reuses whole work entries itself (their clips' sha256 verified, as a
-    worker would): no worker starts, and the output is the one a worker's reuse gave."""
+    worker would): no worker is asked to cut, and the output is the one a worker's reuse
+    gave. (The final validation's parts still run on the executor.)"""
     ids = ids_with_steps(2, len(SEGMENTS))
     annotations = retimed_annotations(tmp_path, {v: SEGMENTS for v in ids}, duration=10.0)
     sources = _tiny_sources(tmp_path / "videos", ids)
     two = replace(config(annotations, sources, tmp_path / "splice"), workers=2)
     first = _without_report(run_build(two).out)
     asked = []
-    monkeypatch.setattr(LocalExecutor, "run", lambda self, fn, tasks: asked.append(fn) or iter(()))
+    real = LocalExecutor.run
+
+    def run(self, fn, tasks):
+        asked.append(fn)
+        return real(self, fn, tasks) if fn is check_part else iter(())
+
+    monkeypatch.setattr(LocalExecutor, "run", run)
     result = run_build(two)
-    assert asked == [] and result.problems == []
+    assert asked == [check_part] and result.problems == []
     assert sorted(v.video_id for v in result.report.included) == sorted(ids)
     assert _without_report(result.out) == first
 

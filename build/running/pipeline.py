@@ -182,6 +182,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         nothing=lambda what: _nothing_built(report, given, what),
         verified=verified_clips(entries, looked) if config.validate else None,
         progress=config.progress,
+        run=make_executor(config.executor, config.workers, config.ray_address).run,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 

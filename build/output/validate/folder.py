@@ -22,7 +22,7 @@ from splice_build.output.validate.parts import Part, PartResult, check_part
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
-from splice_build.output.validate.questions import check_questions
+from splice_build.output.validate.questions import QuestionsCheck
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import (
     CLIPS,
@@ -70,7 +70,8 @@ def validate_report(
     infos: dict[str, list[ShardInfo]] = {config: [] for config in WRITTEN_CONFIGS}
     opened = {config: open_shards(config, paths[config], infos[config]) for config in paths}
     full_shards = opened[FULL_CONFIG]
-    parts = _balanced(full_parts(full_shards, rule, manifest, verified), opened)
+    questions = [_questions_check(config, opened) for config in TEXT_QUESTION_CONFIGS]
+    parts = questions + _balanced(full_parts(full_shards, rule, manifest, verified), opened)
     results: dict[tuple[str, int], PartResult] = {}
     bar = ClipProgress(_clip_count(paths[BAR_CONFIG]), enabled=progress)
     with ThreadPoolExecutor(1) as beside:
@@ -90,8 +91,9 @@ def validate_report(
     for config in CONFIGS:
         if config != FULL_CONFIG:
             problems += check_against_full(config, opened[config], results, full.seen)
-    for config, (asked, _) in TEXT_QUESTION_CONFIGS.items():
-        problems += check_questions(config, opened[config], opened[asked], results)
+    for check in questions:
+        problems += [p for shard in opened[check.config] for p in shard.problems]
+        problems += results[check.key].problems
     shards = WriteResult(
         out_dir=root,
         split=split,
@@ -116,14 +118,24 @@ def validate(
     ).problems
 
 
+def _questions_check(config: str, opened: dict[str, list[Shard]]) -> QuestionsCheck:
+    """The task checking a question config, over the shards of it and of the config it
+    asks that opened."""
+
+    def readable(of: str) -> tuple[tuple[str, str], ...]:
+        return tuple((s.path, s.rel) for s in opened[of] if s.schema is not None)
+
+    return QuestionsCheck(config, readable(config), readable(TEXT_QUESTION_CONFIGS[config][0]))
+
+
 def _balanced(full: list[Part], opened: dict[str, list[Shard]]) -> list[Part]:
-    """Every part, in an order that keeps the workers evenly busy and the bar moving: the
-    few large text and question parts first, then the clip configs' parts alternately."""
-    others = [c for c in WRITTEN_CONFIGS if c != FULL_CONFIG]
+    """The configs' parts, in an order that keeps the workers evenly busy and the bar
+    moving: the few large text parts first, then the clip configs' parts alternately."""
+    others = [c for c in CONFIGS if c != FULL_CONFIG]
     parts = {c: [p for shard in opened[c] for p in shard.parts] for c in others}
-    small = [p for c in others if CLIPS not in columns(c) for p in parts[c]]
+    rows_only = [p for c in others if CLIPS not in columns(c) for p in parts[c]]
     clips = [p for c in others if CLIPS in columns(c) for p in parts[c]]
-    return small + [p for pair in zip_longest(full, clips) for p in pair if p is not None]
+    return rows_only + [p for pair in zip_longest(full, clips) for p in pair if p is not None]
 
 
 def _here(fn, tasks):

@@ -92,6 +92,7 @@ class Shard:
     and its row groups as the parts the executor checks."""
 
     rel: str  # <config folder>/<file name>
+    path: str  # as every worker sees it
     problems: list[Problem]
     parts: list[Part]
     schema: pa.Schema | None = None  # None: it did not open
@@ -106,12 +107,14 @@ def open_shards(config: str, paths: list[Path], infos: list[ShardInfo]) -> list[
         try:
             pf = pq.ParquetFile(path)
         except (pa.ArrowException, OSError) as exc:
-            shards.append(Shard(rel, [Problem(rel, f"not a readable Parquet file: {exc}")], []))
+            problem = Problem(rel, f"not a readable Parquet file: {exc}")
+            shards.append(Shard(rel, str(path), [problem], []))
             continue
         meta = pf.metadata
         infos.append(shard_info(path, meta))
         sizes = [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
-        shards.append(Shard(rel, [], parts_of(config, str(path), rel, sizes), pf.schema_arrow))
+        parts = parts_of(config, str(path), rel, sizes)
+        shards.append(Shard(rel, str(path), [], parts, pf.schema_arrow))
     return shards
 
 

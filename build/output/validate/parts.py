@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -30,16 +30,15 @@ from splice_build.output.clip_verdict import ClipRule, VerifiedClip, check_clip_
 from splice_build.output.release_manifest import MANIFEST, ImportedClip
 from splice_build.output.stats import VideoStats
 from splice_build.output.validate.clips import clip_task, named
+from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
 from splice_dataset import (
     ANSWER,
     CLIPS,
     FULL_CONFIG,
     NUM_CLIPS,
-    TEXT_QUESTION_CONFIGS,
     VIDEO_ID,
     columns,
-    question_rows,
 )
 
 Found = tuple[tuple[str | None, str], ...]  # (column, what) of one row
@@ -72,6 +71,9 @@ class Part:
     groups: tuple[Group, ...]
     # Only for the full config's parts; see `FullRule`.
     full: FullRule | None = None
+
+    def check(self) -> PartResult:
+        return _check_rows(self)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -124,10 +126,7 @@ class PartResult:
     rows: tuple[RowRecord, ...] = ()
     clips: int = 0  # clips looked at
     decoded: int = 0  # of which decoded
-    # A text part: the question rows each question config must hold for its rows, in order.
-    questions: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
-    # A question config's part: its rows as read, with their index in the shard.
-    held: tuple[tuple[int, dict[str, Any]], ...] = ()
+    problems: tuple[Problem, ...] = ()  # a whole-config task's (`questions.QuestionsCheck`)
 
 
 def digest(value: Any) -> bytes:
@@ -136,13 +135,16 @@ def digest(value: Any) -> bytes:
     return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
 
 
-def check_part(part: Part, threads: int = 1) -> PartResult:
-    """The executors' function: read the part's row groups one at a time and check their
-    rows (``threads`` unused: a clip decodes on one thread, `clipcheck.CHECK_THREADS`)."""
+def check_part(part: Part | Any, threads: int = 1) -> PartResult:
+    """The executors' function: a part's ``check()`` (``threads`` unused: a clip decodes on
+    one thread, `clipcheck.CHECK_THREADS`)."""
+    return part.check()
+
+
+def _check_rows(part: Part) -> PartResult:
+    """Read the part's row groups one at a time and check their rows."""
     errors: list[str] = []
     records: list[RowRecord] = []
-    questions: dict[str, list[dict[str, Any]]] = {}
-    held: list[tuple[int, dict[str, Any]]] = []
     clips = decoded = 0
     for group in part.groups:
         try:
@@ -150,9 +152,7 @@ def check_part(part: Part, threads: int = 1) -> PartResult:
         except (pa.ArrowException, OSError) as exc:
             errors.append(f"{group.where()}: {exc}")
             continue
-        if part.config in TEXT_QUESTION_CONFIGS:
-            held += enumerate(rows, start=group.first)
-        elif part.full is not None:
+        if part.full is not None:
             found, looked, was_decoded = _full_rows(part.full, group.first, rows)
             records += found
             clips, decoded = clips + looked, decoded + was_decoded
@@ -162,29 +162,37 @@ def check_part(part: Part, threads: int = 1) -> PartResult:
                 RowRecord(i, row.get(VIDEO_ID), {c: digest(row.get(c)) for c in cols})
                 for i, row in enumerate(rows, start=group.first)
             ]
-            for config, (of, fmt) in TEXT_QUESTION_CONFIGS.items():
-                if of == part.config:
-                    asked = questions.setdefault(config, [])
-                    asked += [q for row in rows for q in question_rows(row, of, fmt)]
-    return PartResult(
-        part.key,
-        tuple(errors),
-        tuple(records),
-        clips,
-        decoded,
-        {config: tuple(rows) for config, rows in questions.items()},
-        tuple(held),
-    )
+    return PartResult(part.key, tuple(errors), tuple(records), clips, decoded)
+
+
+def shard_rows(path: str, rel: str, problems: list[Problem]) -> Iterator[tuple[int, dict]]:
+    """(row index, row) of a whole shard, one row group at a time; a row group (or the
+    shard) that does not read is a problem in ``problems`` and its rows are skipped."""
+    try:
+        meta = _stamped(path).metadata
+    except (pa.ArrowException, OSError) as exc:
+        problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
+        return
+    first = 0
+    for index in range(meta.num_row_groups):
+        group = Group(index, first, meta.row_group(index).num_rows)
+        first += group.rows
+        try:
+            rows = read_group(path, index)
+        except (pa.ArrowException, OSError) as exc:
+            problems.append(Problem(rel, f"{group.where()}: {exc}"))
+            continue
+        yield from enumerate(rows, start=group.first)
 
 
 def read_group(path: str, index: int) -> list[dict[str, Any]]:
     """One row group's rows, every page's CRC verified on the way."""
+    return _stamped(path).read_row_group(index).to_pylist()
+
+
+def _stamped(path: str) -> pq.ParquetFile:
     stat = os.stat(path)
-    return (
-        _opened(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
-        .read_row_group(index)
-        .to_pylist()
-    )
+    return _opened(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
 
 
 @lru_cache(maxsize=4)
@@ -246,4 +254,5 @@ __all__ = [
     "digest",
     "parts_of",
     "read_group",
+    "shard_rows",
 ]

@@ -297,6 +297,7 @@ def _finish(
         nothing=nothing,
         verified=verified_imports(imported),
         progress=config.progress,
+        run=make_executor(config.executor, config.workers, config.ray_address).run,
     )
     manifest = known.manifest(finished.written)
     remuxed, re_encoded = known.counts(manifest)
