@@ -92,8 +92,8 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
 def reused(task: VideoTask) -> tuple[Outcome, Lookup] | None:
     """The video's outcome and its cut if the work folder holds a whole cut of its key
     (every clip's sha256 verified, as `process_video` does), else None: the driver asks
-    this first, so a rerun that has nothing to cut hands no task to the executor and
-    starts no worker.
+    this first, so a rerun that has nothing to cut hands no cut to the executor (only its
+    final validation's parts).
 
     Anything else (no source, another key, a damaged entry) is None and goes to a worker,
     whose `process_video` gives the same skip, cut or note as it always did."""
