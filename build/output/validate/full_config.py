@@ -85,7 +85,7 @@ def _ids(shard: Shard) -> dict[int, list]:
     reports it)."""
     out: dict[int, list] = {}
     try:
-        pf = pq.ParquetFile(shard.parts[0].path) if shard.parts else None
+        pf = pq.ParquetFile(shard.path)
     except (pa.ArrowException, OSError):
         return out
     for group in (g for part in shard.parts for g in part.groups):
