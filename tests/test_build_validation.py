@@ -248,3 +248,15 @@ def test_a_validation_worker_starts_without_datasets() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_parts_hold_32_rows_or_8_mb_of_whole_row_groups() -> None:
+    """Tiny rows make parts of `PART_ROWS`; real clips (MBs a row group) a part per row
+    group or two, so the bar moves every few seconds of decoding."""
+    tiny = parts.parts_of("video", "p", "video/p", [(4, 20_000)] * 20)
+    assert [sum(g.rows for g in p.groups) for p in tiny] == [32, 32, 16]
+    real = parts.parts_of(
+        "video", "p", "video/p", [(4, 18_000_000), (4, 5_000_000), (4, 3_000_000), (2, 1)]
+    )
+    assert [[g.index for g in p.groups] for p in real] == [[0], [1, 2], [3]]
+    assert [p.groups[0].first for p in real] == [0, 4, 12]

@@ -112,7 +112,8 @@ def open_shards(config: str, paths: list[Path], infos: list[ShardInfo]) -> list[
             continue
         meta = pf.metadata
         infos.append(shard_info(path, meta))
-        sizes = [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
+        groups = (meta.row_group(rg) for rg in range(meta.num_row_groups))
+        sizes = [(group.num_rows, group.total_byte_size) for group in groups]
         parts = parts_of(config, str(path), rel, sizes)
         shards.append(Shard(rel, str(path), [], parts, pf.schema_arrow))
     return shards
