@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -145,7 +145,17 @@ def digest(value: Any) -> bytes:
     return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
 
 
-def check_part(part: Part | Any, threads: int = 1) -> PartResult:
+class Task(Protocol):
+    """What the executors map `check_part` over: a `Part`, or a whole-config check
+    (`questions.QuestionsCheck`)."""
+
+    @property
+    def key(self) -> tuple[str, int]: ...
+
+    def check(self) -> PartResult: ...
+
+
+def check_part(part: Task, threads: int = 1) -> PartResult:
     """The executors' function: a part's ``check()`` (``threads`` unused: a clip decodes on
     one thread, `clipcheck.CHECK_THREADS`)."""
     return part.check()
@@ -156,13 +166,10 @@ def _check_rows(part: Part) -> PartResult:
     errors: list[str] = []
     records: list[RowRecord] = []
     clips = decoded = 0
-    for group in part.groups:
-        try:
-            rows = read_group(part.path, group.index)
-        except (pa.ArrowException, OSError) as exc:
-            errors.append(f"{group.where()}: {exc}")
-            continue
-        if part.full is not None:
+    for group, rows, error in group_rows(part.path, part.groups):
+        if error:
+            errors.append(error)
+        elif part.full is not None:
             found, looked, was_decoded = _full_rows(part.full, group.first, rows)
             records += found
             clips, decoded = clips + looked, decoded + was_decoded
@@ -183,16 +190,28 @@ def shard_rows(path: str, rel: str, problems: list[Problem]) -> Iterator[tuple[i
     except (pa.ArrowException, OSError) as exc:
         problems.append(Problem(rel, f"not a readable Parquet file: {exc}"))
         return
-    first = 0
+    groups, first = [], 0
     for index in range(meta.num_row_groups):
-        group = Group(index, first, meta.row_group(index).num_rows)
-        first += group.rows
-        try:
-            rows = read_group(path, index)
-        except (pa.ArrowException, OSError) as exc:
-            problems.append(Problem(rel, f"{group.where()}: {exc}"))
-            continue
+        groups.append(Group(index, first, meta.row_group(index).num_rows))
+        first += groups[-1].rows
+    for group, rows, error in group_rows(path, groups):
+        if error:
+            problems.append(Problem(rel, error))
         yield from enumerate(rows, start=group.first)
+
+
+def group_rows(
+    path: str, groups: Iterable[Group]
+) -> Iterator[tuple[Group, list[dict[str, Any]], str]]:
+    """(group, its rows, "") for each of a shard's ``groups`` in order, read with every
+    page's CRC verified; (group, [], why) for one that does not read, naming its rows."""
+    for group in groups:
+        try:
+            rows = read_group(path, group.index)
+        except (pa.ArrowException, OSError) as exc:
+            yield group, [], f"{group.where()}: {exc}"
+            continue
+        yield group, rows, ""
 
 
 def read_group(path: str, index: int) -> list[dict[str, Any]]:
@@ -261,8 +280,10 @@ __all__ = [
     "Part",
     "PartResult",
     "RowRecord",
+    "Task",
     "check_part",
     "digest",
+    "group_rows",
     "parts_of",
     "read_group",
     "shard_rows",
