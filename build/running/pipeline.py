@@ -141,7 +141,9 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
     work = WorkDir(config.work_dir)
     work.clean_temp()
     looked: dict[str, Lookup] = {}
-    keys = _cut_all(selection.selected, work, config, report, looked)
+    # One executor for the cut and the final validation's parts.
+    executor = make_executor(config.executor, config.workers, config.ray_address)
+    keys = _cut_all(selection.selected, work, config, report, looked, executor)
     if not keys:
         raise UserError(_nothing_built(report, given, "included"))
 
@@ -182,7 +184,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         nothing=lambda what: _nothing_built(report, given, what),
         verified=verified_clips(entries, looked) if config.validate else None,
         progress=config.progress,
-        run=make_executor(config.executor, config.workers, config.ray_address).run,
+        run=executor.run,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 
@@ -271,6 +273,7 @@ def _cut_all(
     config: BuildConfig,
     report: BuildReport,
     looked: dict[str, Lookup],
+    executor: Executor,
 ) -> dict[str, str]:
     """Cut every selected video not already in the work folder; return the work keys of
     the ids that made it (``looked`` gets the cuts found already there)."""
@@ -278,7 +281,6 @@ def _cut_all(
     report.warnings.extend(sources.duplicate_warnings(index, entries))
     report.warnings.extend(sources.misnamed_warnings(index))
     tasks = video_tasks(entries, index, work.root, config)
-    executor = make_executor(config.executor, config.workers, config.ray_address)
     included: dict[str, str] = {}
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
     clips = 0

@@ -52,6 +52,7 @@ from splice_build.remote.release.scan import (
 from splice_build.remote.release.tables import release_intro, release_sections
 from splice_build.running import ownership
 from splice_build.running.executors import (
+    Executor,
     add_executor_arguments,
     add_workers_argument,
     make_executor,
@@ -122,11 +123,13 @@ def run_import(config: ImportConfig) -> ImportResult:
             if clips.exists():  # a killed import's: the folder is ours (its marker)
                 shutil.rmtree(clips)
             tasks = import_tasks(scan, annotations, selection, config, clips)
-            imported = _import_all(tasks, config, report)
+            # One executor for the import and the final validation's parts.
+            executor = make_executor(config.executor, config.workers, config.ray_address)
+            imported = _import_all(tasks, config, report, executor)
             nothing = _nothing_imported(report, origin.repo_id, config.out)
             if not imported:
                 raise UserError(nothing("imported"))
-            return _finish(imported, scan, annotations, origin, config, report, nothing)
+            return _finish(imported, scan, annotations, origin, config, report, nothing, executor)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -158,11 +161,10 @@ def import_tasks(
 
 
 def _import_all(
-    tasks: list[ImportTask], config: ImportConfig, report: BuildReport
+    tasks: list[ImportTask], config: ImportConfig, report: BuildReport, executor: Executor
 ) -> list[ImportedVideo]:
     """Every task run on the build's executors, imported or skipped into the report in id
     order whichever worker finished first (so nothing depends on ``--workers``)."""
-    executor = make_executor(config.executor, config.workers, config.ray_address)
     done: dict[str, ImportedVideo | Skip] = {}
     skipped = 0
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="import")
@@ -233,6 +235,7 @@ def _finish(
     config: ImportConfig,
     report: BuildReport,
     nothing: Callable[[str], str],
+    executor: Executor,
 ) -> ImportResult:
     """The shared tail (`finish_build`) with the import's card and manifest; the manifest
     returned is that of the videos the output holds."""
@@ -297,7 +300,7 @@ def _finish(
         nothing=nothing,
         verified=verified_imports(imported),
         progress=config.progress,
-        run=make_executor(config.executor, config.workers, config.ray_address).run,
+        run=executor.run,
     )
     manifest = known.manifest(finished.written)
     remuxed, re_encoded = known.counts(manifest)
