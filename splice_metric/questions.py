@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# splice_formats' QUESTION_FORMATS and LETTERS: copied, since the metric stands alone
+# (tests/test_formats.py checks that they agree).
 QUESTION_CONFIGS = ("pairwise", "choice")
 LETTERS = "ABCDEFGH"
 

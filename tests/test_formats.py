@@ -168,3 +168,12 @@ def test_small_videos():
     assert [len(x.options) for x in sf.pairwise_questions(SEED, "v", (2, 1))] == [2]
     with pytest.raises(ValueError, match="video 'v'"):
         sf.choice_question(SEED, "v", (1, 1))
+
+
+def test_the_standalone_metric_keeps_the_formats_names_and_letters() -> None:
+    """splice_metric stands alone (evaluate copies its own files only, and the Space ships
+    them), so it keeps copies of the format names and answer letters: they must agree."""
+    from splice_metric import questions
+
+    assert questions.QUESTION_CONFIGS == sf.QUESTION_FORMATS
+    assert questions.LETTERS == sf.LETTERS
