@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["parse_order"]
+__all__ = ["parse_order", "word_alternatives"]
 
 _TAG = re.compile(r"<\s*/?\s*order\s*>")
 # a clip's name, not inside a word; each name's own look-behind comes after it, so the scan
@@ -33,12 +33,13 @@ _TAG = re.compile(r"<\s*/?\s*order\s*>")
 _CLIP_NAMES = ("random_part", "video", "clip", "part", "segment")
 
 
-def _words(*words: str, before: str = "a-z0-9") -> str:
-    """Any of ``words`` not preceded by a character of ``before``, each checked after it."""
+def word_alternatives(*words: str, before: str = "a-z0-9") -> str:
+    """A pattern for any of ``words`` not preceded by a character of ``before``, each word's
+    look-behind after it (so a scan starts at the words' letters; shared with questions.py)."""
     return "|".join(rf"{word}(?<![{before}].{{{len(word)}}})" for word in words)
 
 
-_CLIP_NAME = _words(*_CLIP_NAMES)
+_CLIP_NAME = word_alternatives(*_CLIP_NAMES)
 _CLIP_WORD = rf"(?:{_CLIP_NAME})[\s_#:.-]*"
 _REFERENCE = re.compile(rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9])")
 # a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
@@ -177,8 +178,8 @@ def _position(word: str, count: int) -> int | None:
 
 # --- a stated order ---------------------------------------------------------------------------
 
-_CUE_WORD = _words("order", "answer", "sequence", before=r"\w")
-_MODAL = _words("should", "must", "would", "will", before=r"\w")
+_CUE_WORD = word_alternatives("order", "answer", "sequence", before=r"\w")
+_MODAL = word_alternatives("should", "must", "would", "will", before=r"\w")
 _CUE = (
     rf"(?:{_CUE_WORD})\b[^.:\n]{{0,40}}?(?:\bis\b|\bbe\b|:)"
     rf"|(?:{_MODAL})"
