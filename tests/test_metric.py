@@ -251,6 +251,33 @@ def test_degenerate_text_is_counted_unparsed_not_raised() -> None:
     assert got["binary_accuracy"] == pytest.approx(1 / 5)
 
 
+def test_lmms_process_results_reads_degenerate_answers() -> None:
+    """The lmms-eval task's ``process_results`` stopped a whole evaluation on a thousand
+    ``[``: each such answer is an unparsed record, and the records score."""
+    import importlib.util
+
+    import splice_dataset as schema
+
+    spec = importlib.util.spec_from_file_location(
+        "splice_lmms_utils_metric", REPO / "lmms_eval_tasks" / "splice" / "utils.py"
+    )
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    answers = ["[" * 1_000, ":" * 32_768, "Video 1: second\nVideo 2: first"]
+    records = []
+    for i, answer in enumerate(answers):
+        doc = {
+            schema.VIDEO_ID: f"v{i}",
+            schema.CAPTIONS: ["a", "b"],
+            schema.ANSWER: {"order": [2, 1]},
+        }
+        records.append(utils.process_results(doc, [answer])["binary_accuracy"])
+    assert [r["order"] for r in records] == [None, None, [2, 1]]
+    result = utils.score_records(records)
+    assert result["unparsed_rate"] == pytest.approx(2 / 3)
+    assert result["binary_accuracy"] == pytest.approx(1 / 3)
+
+
 def test_one_clip() -> None:
     assert score([[5]], [[5]])["kendall_tau"] == 1.0
     assert score([[4]], [[5]])["pairwise_accuracy"] == 0.0
