@@ -599,3 +599,36 @@ def test_avi_with_b_frames_follows_the_players_timeline(tmp_path, monkeypatch, c
         assert got == want, (begin, stop)
         assert clip.first_time == pytest.approx(float(shown[want[0]]) if begin else 0.1)
     assert [read_index(f) for f in clip_frames(cut.clips[1].path)] == list(range(9, 19))
+
+
+# Segments of a COIN entry for tree.avi (29.6 s): step 4 is [22.0, 28.5), the issue's.
+TREE_SEGMENTS = [(2.0, 6.0), (8.0, 12.0), (14.0, 20.0), (22.0, 28.5)]
+
+
+def _player_frames(path: Path) -> list[tuple[Fraction, int]]:
+    """(time a player shows it, pts) of each frame, by PyAV alone: frame time minus the
+    container's start, independently of the cutter."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        origin = Fraction(container.start_time or 0, 1_000_000)
+        return [
+            (frame.pts * stream.time_base - origin, frame.pts) for frame in container.decode(stream)
+        ]
+
+
+def test_real_sparse_vfr_tree_avi_clips_meet_their_own_rule(tree_avi, tmp_path):
+    """Issue 31, defect 6: step 4 [22.0, 28.5) of Debian's tree.avi came out 6.600 s
+    against 6.500 s and the video was dropped. Every clip now meets the rule the worker and
+    validate apply, lasts its segment within one clip frame, and holds exactly the source
+    frames a player shows in its segment (the first one at or after its start)."""
+    timeline = _player_frames(tree_avi)
+    assert len(timeline) == 68  # the real file, as the issue describes it
+    gaps = {b - a for (_, a), (_, b) in zip(timeline, timeline[1:], strict=False)}
+    assert min(gaps) == 5 and max(gaps) == 11  # ticks of 1/15 s: sparse and variable
+    probed, cut = _cut(tree_avi, tmp_path, TREE_SEGMENTS)
+    check_clips(cut, DEFAULT.tolerance)  # raised SkipVideo("validate", ... 6.600 s ...)
+    for clip, (start, stop) in zip(cut.clips, TREE_SEGMENTS, strict=True):
+        assert abs(clip.duration - (stop - start)) <= 1 / 15 + 1e-6, (start, stop)
+        shown = [t for t, _ in timeline if Fraction(repr(start)) <= t < Fraction(repr(stop))]
+        assert clip.first_time == pytest.approx(float(shown[0]), abs=1e-6)
+        assert clip.last_time == pytest.approx(float(shown[-1]), abs=1e-6)
