@@ -6,6 +6,7 @@ and clip frames are identified by their pixels, not by the cutter's own report.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from splice_build.records import CutSettings, SkipVideo
 from splice_build.running.worker import check_clips
@@ -632,3 +635,49 @@ def test_real_sparse_vfr_tree_avi_clips_meet_their_own_rule(tree_avi, tmp_path):
         shown = [t for t, _ in timeline if Fraction(repr(start)) <= t < Fraction(repr(stop))]
         assert clip.first_time == pytest.approx(float(shown[0]), abs=1e-6)
         assert clip.last_time == pytest.approx(float(shown[-1]), abs=1e-6)
+
+
+class _ListReader:
+    """Frames (pts, None) from a list, with the two calls ``_slots`` makes of a FrameReader."""
+
+    def __init__(self, pts: list[int]):
+        self.pts, self.held = pts, None
+
+    def frames_from(self, start: int):
+        for p in self.pts:
+            if p >= start:
+                yield (p, None)
+
+    def push_back(self, item) -> None:
+        self.held = item
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ticks_per_second=st.sampled_from([15, 25, 90_000, 1000]),
+    nominal=st.sampled_from(
+        [Fraction(1_000_000, 66_667), Fraction(15), Fraction(30_000, 1001), Fraction(25)]
+    ),
+    gaps=st.lists(st.integers(1, 12), min_size=30, max_size=80),
+    start_ms=st.integers(0, 4000),
+    length_ms=st.integers(1000, 6000),
+)
+def test_slots_last_their_step_within_one_slot(
+    ticks_per_second, nominal, gaps, start_ms, length_ms
+):
+    """Whatever the ticks and the nominal rate (tree.avi's 1/14.99993 s ticks at 15 fps, and
+    the other way round), a step whose source continues past it gets slots lasting its
+    length within one slot: clipcheck's rule, so the cutter never makes a clip its own rule
+    drops (issue 31, defect 6)."""
+    time_base = Fraction(1, ticks_per_second) if ticks_per_second != 15 else 1 / nominal
+    rate = min(nominal, 1 / time_base) if ticks_per_second in (15, 25) else nominal
+    unit = max(1, round(1 / (rate * time_base)))  # a frame gap of k source frames
+    pts = list(itertools.accumulate([0] + [g * unit for g in gaps]))
+    start = Fraction(start_ms, 1000) / time_base
+    end = start + Fraction(length_ms, 1000) / time_base
+    if pts[-1] <= end or not [p for p in pts if start <= p < end]:
+        return  # the source must run past the step, and the step hold a frame
+    plan = cut_module._Plan(time_base=time_base, origin=0, rate=rate, size=(16, 16))
+    count = sum(1 for _ in cut_module._slots(_ListReader(pts), plan, start, end))
+    length = Fraction(length_ms, 1000)
+    assert abs(count / rate - length) <= 1 / rate, (count, float(count / rate), float(length))

@@ -51,7 +51,6 @@ from splice_build.stages.frames import (
     exact_seconds,
     open_video,
     source_rate,
-    to_pts,
     to_seconds,
 )
 
@@ -295,10 +294,12 @@ def _cut_step(
     settings: CutSettings,
     probed: ProbedVideo,
 ) -> Clip:
-    start = to_pts(step.start, plan.time_base, plan.origin)
-    # The end stays exact (a fraction of a tick): frames are compared with it as integer pts
-    # would be, and the output slots, which fall between ticks when the clip rate is not a
-    # whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks), never reach past it.
+    # The step's bounds stay exact (fractions of a tick): frames are compared with them as
+    # integer pts would be, and the output slots, which fall between ticks when the clip rate
+    # is not a whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks), start less
+    # than a slot after the start and end before the end: the clip lasts its step within one
+    # slot, as clipcheck requires, however the ticks round.
+    start = plan.origin + exact_seconds(step.start) / plan.time_base
     end = plan.origin + exact_seconds(step.end) / plan.time_base
     path = out_dir / clip_name(index)
     partial = path.with_name(path.name + ".partial")
@@ -329,9 +330,9 @@ def _cut_step(
     )
 
 
-def _slots(reader: FrameReader, plan: _Plan, start: int, end: Fraction) -> Iterator[Frame]:
-    """The source frame for each output slot of [start, end), in order (``start`` the first
-    whole pts of the step, ``end`` its exact end in pts).
+def _slots(reader: FrameReader, plan: _Plan, start: Fraction, end: Fraction) -> Iterator[Frame]:
+    """The source frame for each output slot of [start, end), in order (the step's exact
+    bounds in pts).
 
     Slot k (at base + k * slot) takes the step's frame nearest to it: the pending frame
     is emitted for every slot up to the midpoint between it and the next frame. ``base``
@@ -349,7 +350,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: Fraction) -> Itera
     base = 0  # pts of the step's first frame: slot 0
     k = 0
     limit: Fraction | None = None
-    for item in reader.frames_from(start):
+    for item in reader.frames_from(math.ceil(start)):
         pts = item[0]
         if pts >= end:
             reader.push_back(item)
