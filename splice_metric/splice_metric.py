@@ -1,6 +1,7 @@
-"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its sibling
-``questions.py``; numpy, datasets, evaluate only). ``parse_order`` is the one parser of order
-answers. Metrics as in Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
+"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its
+siblings ``order_parser.py`` and ``questions.py``; numpy, datasets, evaluate only).
+``parse_order`` (from ``order_parser``) is the one parser of order answers. Metrics as in
+Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
 """
 
 from __future__ import annotations
