@@ -294,26 +294,39 @@ _RELATION_AFTER = re.compile(
 )
 
 
-def _from_references(block: str, each_once: bool = False) -> _Reading:
+def _references(block: str) -> list[re.Match[str]]:
+    """The clip references of a block: the numbered ones when there are any (so "clips" or
+    "part a" in prose is no clip "s" or "a" beside "Video 2")."""
     matches = list(_REFERENCE.finditer(block))
+    numbered = [m for m in matches if m.group(1).isdigit()]
+    return numbered or matches
+
+
+def _from_references(block: str, each_once: bool = False) -> _Reading:
+    matches = _references(block)
     for left, right in zip(matches, matches[1:], strict=False):
         gap = block[left.end() : right.start()]
         if _RELATION_BEFORE.search(gap[-40:]) or _RELATION_AFTER.match(gap[:40]):
             return _REFUSED
-    found = [m.group(1) for m in matches]
-    order = _same_kind([t for t in found if t.isdigit()] or found)
+    order = _same_kind([m.group(1) for m in matches])
     return None if each_once and order and len(set(order)) < len(order) else order
 
 
-# what may stand between two clips of a list: "Video 2 -> Video 1", "**Video 2**, then Video 1"
-_LIST_GAP = re.compile(r"[\s,;|>→⟶➔*()\[\]\"'`–—-]*(?:(?:then|and|next|finally)\b[\s,*:-]*)*")
+# what may stand between two clips of a list: "Video 2 -> Video 1", "**Video 2**, then
+# Video 1", and the next item's marker of a numbered list ("\n2. Video 1", "Second: Video 1")
+_LIST_MARK = (
+    rf"(?:(?:step|position|place)[ \t]*)?(?:\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)})[.):]"
+)
+_LIST_GAP = re.compile(
+    rf"(?:[\s,;|>→⟶➔*()\[\]\"'`–—-]|\b(?:then|and|next|finally)\b|(?<![\w.]){_LIST_MARK})*"
+)
 
 
 def _from_mentions(block: str) -> _Reading:
     """Untagged text that names each clip once, as one list (``Video 2 -> Video 1``,
     ``I'd say Video 2, then Video 1.``): prose that names each clip once while describing
     them (``Video 1 shows ..., Video 2 shows ...``) is not an order."""
-    matches = list(_REFERENCE.finditer(block))
+    matches = _references(block)
     for left, right in zip(matches, matches[1:], strict=False):
         if not _LIST_GAP.fullmatch(block, left.end(), right.start()):
             return None
