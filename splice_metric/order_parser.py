@@ -134,7 +134,7 @@ _QUOTE = r"[\"'`*]*"
 # "Video 1: 3", "Video 1 = 3", "Video 1 - third", "Video 1 is in position 3", '"Video 1": "3rd"'
 _PAIR = re.compile(
     rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9]){_QUOTE}[)\]]?[ \t]*"
-    rf"(?:(?P<tight>[:=])|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b))[ \t]*"
+    rf"(?:(?P<tight>[:=|])|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b))[ \t]*"
     rf"(?:(?:in|at|the)[ \t]+){{0,2}}{_QUOTE}[(\[]?(?P<word>(?:position|place|step|no\.?|#)[ \t]*)?"
     rf"(?P<pos>\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)}|last)(?!\w|\.\d)"
     r"(?:[ \t]+(?:position|place))?"
@@ -313,9 +313,11 @@ def _from_references(block: str, each_once: bool = False) -> _Reading:
 
 
 # what may stand between two clips of a list: "Video 2 -> Video 1", "**Video 2**, then
-# Video 1", and the next item's marker of a numbered list ("\n2. Video 1", "Second: Video 1")
+# Video 1", and the next item's marker of a numbered list or table ("\n2. Video 1", "Second:
+# Video 1", "| 2 | Video 1")
 _LIST_MARK = (
-    rf"(?:(?:step|position|place)[ \t]*)?(?:\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)})[.):]"
+    rf"(?:(?:step|position|place)[ \t]*)?(?:\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)})"
+    r"[ \t]*[.):|]"
 )
 _LIST_GAP = re.compile(
     rf"(?:[\s,;|>→⟶➔*()\[\]\"'`–—-]|\b(?:then|and|next|finally)\b|(?<![\w.]){_LIST_MARK})*"
