@@ -14,7 +14,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from splice_build.records import CutSettings, SkipVideo
@@ -652,6 +652,52 @@ class _ListReader:
         self.held = item
 
 
+# the old cutter (bounds rounded up to whole ticks) cut these 1.8 s for 1.868 s, 1.6 s for 1.53 s
+@example(
+    25,
+    Fraction(15),
+    [
+        12,
+        11,
+        11,
+        11,
+        10,
+        1,
+        4,
+        3,
+        9,
+        8,
+        6,
+        12,
+        12,
+        7,
+        10,
+        7,
+        12,
+        8,
+        9,
+        9,
+        5,
+        7,
+        9,
+        7,
+        5,
+        2,
+        12,
+        10,
+        10,
+        12,
+    ],
+    1292,
+    1868,
+)
+@example(
+    25,
+    Fraction(1_000_000, 66_667),
+    [2, 3, 3, 3, 9, 12, 1, 12, 3, 9, 8, 10, 3, 1, 2, 1, 12, 5, 6, 8, 7, 5, 6, 5, 4, 6, 4, 9, 4, 5],
+    2714,
+    1530,
+)
 @settings(max_examples=300, deadline=None)
 @given(
     ticks_per_second=st.sampled_from([15, 25, 90_000, 1000]),
