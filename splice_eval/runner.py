@@ -37,7 +37,7 @@ from tqdm import tqdm
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_eval import frame_cache, probes, prompts, question_scores, scoring
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
@@ -51,7 +51,6 @@ from splice_eval.score import format_table
 log = logging.getLogger("splice.run")
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-INTERRUPTED_EXIT = 130  # the shell's code for a run ended by a signal
 
 
 def parse_frames(text: str) -> FrameSpec:
