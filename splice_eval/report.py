@@ -37,7 +37,7 @@ from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
-from . import paper_rows, question_scores
+from . import data_source, paper_rows, question_scores
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import (
@@ -478,7 +478,7 @@ def write_report(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
-    parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
+    parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
     paper_rows.add_paper_arguments(parser)
 
@@ -486,15 +486,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
     aliases = paper_rows.paper_aliases(args)
+    data = data_source.local_build(args.data, ("text",))
     try:
-        path = write_report(
-            args.predictions, args.data, args.out, paper=args.paper, aliases=aliases
-        )
+        path = write_report(args.predictions, data, args.out, paper=args.paper, aliases=aliases)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
     if args.paper:
         paper_rows.say_unmatched(path.parent / "report.json", aliases)
-    if schema.read_card(args.data).stand_in:
+    if schema.read_card(data).stand_in:
         print(f"note: {args.data} is a stand-in build (rendered videos, not COIN's)")
     return 0

@@ -19,7 +19,7 @@ import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
-from splice_eval import question_scores
+from splice_eval import data_source, question_scores
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
@@ -202,7 +202,7 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions", nargs="+", type=Path, help="prediction files: JSONL or CSV")
-    parser.add_argument("--data", required=True, type=Path, help="a SPLICE build folder")
+    parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument(
         "--groups",
         nargs="*",
@@ -230,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        answers = read_answers(args.data)
+        answers = read_answers(data_source.local_build(args.data, ("text",)))
         every = read_runs(args.predictions, answers)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
