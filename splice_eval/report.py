@@ -37,7 +37,7 @@ from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
-from . import data_source, paper_rows, question_scores
+from . import data_source, paper_rows, question_scores, scoring
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import (
@@ -51,7 +51,7 @@ from .figures import (
 )
 from .predictions import describe_metadata
 from .probe_effects import compare_runs, markdown_section
-from .scoring import NO_PROBE, Run, invalid_counts, read_runs, score_run
+from .scoring import NO_PROBE, Run, invalid_counts, not_in_build, read_runs, score_run
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
@@ -183,7 +183,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 **invalid_counts(run, references).as_dict(),
                 "orders_from_raw": run.from_raw.rows,
                 "sources": [asdict(source) for source in run.sources],
-                "extra_videos": len(run.not_in(references)),
+                "not_in_build": len(not_in_build(run, references)),
                 "overall": {
                     m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
                 },
@@ -347,7 +347,7 @@ def _coverage_table(runs: Sequence[dict]) -> str:
         "not in build",
         "order read from raw_output",
     )
-    kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos", "orders_from_raw")
+    kinds = ("missing", "errors", "unparsed", "invalid", "not_in_build", "orders_from_raw")
     rows = [[r["model"], config_cell(r), *(str(r[k]) for k in kinds)] for r in runs]
     return markdown_table(head, rows)
 
@@ -477,7 +477,7 @@ def write_report(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
+    parser.add_argument("predictions", type=Path, nargs="+", help=scoring.PREDICTIONS_HELP)
     parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
     paper_rows.add_paper_arguments(parser)
