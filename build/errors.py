@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 USAGE_EXIT = 2
+INTERRUPTED_EXIT = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
 
 # The machine's refusals to write that a user can act on: what happened, what to do.
 _DISK_REFUSALS = {

@@ -210,7 +210,8 @@ class DownloadOutcome:
     video_id: str
     recipe_type: int
     # "downloaded", "present" (already there and whole), "unavailable" (the source says so:
-    # not retried) or "failed" (transient errors on every attempt)
+    # not retried), "failed" (transient errors on every attempt) or "not-tried" (the run
+    # stopped before it: no network, Ctrl-C; a rerun tries it)
     status: str
     # unavailable: removed, private, age-restricted, geo-blocked, copyright, other;
     # failed: network, timeout, incomplete, throttled, server, local (this machine: disk, ...)

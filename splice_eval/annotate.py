@@ -34,6 +34,7 @@ from splice_build.cli import int_at_least
 from splice_build.errors import UserError, read_text
 from splice_metric import score
 
+from . import data_source
 from .annotate_app import cli as app_cli
 from .annotate_app.layout import INSTRUCTIONS_NAME, KEY_NAME, MODALITY_DIRS, SHEET_NAME, part_name
 from .predictions import Prediction, project_version, write_predictions
@@ -394,7 +395,7 @@ def ingest(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     ex = sub.add_parser("export", help="write annotator packages from a build")
-    ex.add_argument("build", type=Path, help="built SPLICE folder")
+    ex.add_argument("build", help=data_source.DATA_HELP)
     ex.add_argument("--out", type=Path, required=True, help="folder for the packages")
     ex.add_argument(
         "--annotators",
@@ -434,7 +435,8 @@ def run(args: argparse.Namespace) -> int:
         return app_cli.run_space(args)
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
-        assignments = export(args.build, args.out, names, args.seed, args.limit)
+        build = data_source.local_build(args.build, option="BUILD")
+        assignments = export(build, args.out, names, args.seed, args.limit)
         print(
             f"wrote {len(assignments)} ordering tasks for {len(names)} annotators to {args.out}/"
             f" (keep {args.out / KEY_NAME} private)"

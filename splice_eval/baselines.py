@@ -44,7 +44,7 @@ from splice_build.stages.ingest import parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
-from . import prompts, sampling
+from . import data_source, prompts, sampling
 from .builddata import iter_rows
 from .predictions import Prediction, project_version, write_predictions
 
@@ -263,7 +263,7 @@ def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=NAMES, help="the baseline: %(choices)s")
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--data", type=Path, help="built SPLICE folder")
+    src.add_argument("--data", help=data_source.DATA_HELP)
     src.add_argument(
         "--coin",
         type=Path,
@@ -293,12 +293,13 @@ def run(args: argparse.Namespace) -> int:
     if asked and args.name != "random":
         raise UserError(f"--format {args.format}: only the random baseline answers questions")
     fmt = {"format": args.format, "question_seed": splice_formats.DEFAULT_SEED} if asked else {}
+    data = data_source.local_build(args.data, sorted({config, "text"}))
     try:
         path = write_predictions(
             args.out,
-            run_question_baseline(args.data, config, args.format, args.seed)
+            run_question_baseline(data, config, args.format, args.seed)
             if asked
-            else run_baseline(args.name, args.data, config, args.seed),
+            else run_baseline(args.name, data, config, args.seed),
             baseline_metadata(args.name, config, args.seed) | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks

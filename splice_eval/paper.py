@@ -134,9 +134,19 @@ GROUP_TABLES = (TABLE_3, TABLE_4)
 
 
 def model_key(name: str) -> str:
-    """A model name reduced so that a user's run matches the paper's row by name: case,
-    punctuation and an "-instruct" suffix are ignored ("gemini-2.0-flash-exp" and
-    "Gemini-2.0-Flash-Exp" are one model, so are "LLaVA-OneVision-72B" and
-    "LlavaOnevision-72B")."""
+    """A model name reduced so that a user's run matches the paper's row by name: a Hub
+    organisation prefix (``Qwen/``), case, punctuation and an "-instruct" suffix are
+    ignored, and ``_`` between digits reads as a dot ("Qwen/Qwen2-VL-7B-Instruct" is the
+    paper's "Qwen2-VL-7B", "OpenGVLab/InternVL2_5-78B" its "InternVL2.5-78B";
+    "gemini-2.0-flash-exp" and "Gemini-2.0-Flash-Exp" are one model, so are
+    "LLaVA-OneVision-72B" and "LlavaOnevision-72B")."""
+    name = re.sub(r"(?<=\d)_(?=\d)", ".", name.rsplit("/", 1)[-1])
     key = re.sub(r"[^a-z0-9.]", "", name.lower())
     return key.removesuffix("instruct")
+
+
+def paper_models() -> tuple[str, ...]:
+    """Every model name of the paper's rows, in table order, once each."""
+    names = [name for table in (*METRIC_TABLES, *GROUP_TABLES) for name, _ in table.rows]
+    names += [fig.model for fig in ADJACENCY]
+    return tuple(dict.fromkeys(names))

@@ -37,7 +37,7 @@ from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
-from . import question_scores
+from . import data_source, paper_rows, question_scores, scoring
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import (
@@ -49,10 +49,9 @@ from .figures import (
     plot_probes,
     require_matplotlib,
 )
-from .paper_rows import render_paper
 from .predictions import describe_metadata
 from .probe_effects import compare_runs, markdown_section
-from .scoring import NO_PROBE, Run, invalid_counts, read_runs, score_run
+from .scoring import NO_PROBE, Run, invalid_counts, not_in_build, read_runs, score_run
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
@@ -184,7 +183,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 **invalid_counts(run, references).as_dict(),
                 "orders_from_raw": run.from_raw.rows,
                 "sources": [asdict(source) for source in run.sources],
-                "extra_videos": len(run.not_in(references)),
+                "not_in_build": len(not_in_build(run, references)),
                 "overall": {
                     m: {"mean": overall[m], "lo": ci[m][0], "hi": ci[m][1]} for m in PAPER_METRICS
                 },
@@ -348,7 +347,7 @@ def _coverage_table(runs: Sequence[dict]) -> str:
         "not in build",
         "order read from raw_output",
     )
-    kinds = ("missing", "errors", "unparsed", "invalid", "extra_videos", "orders_from_raw")
+    kinds = ("missing", "errors", "unparsed", "invalid", "not_in_build", "orders_from_raw")
     rows = [[r["model"], config_cell(r), *(str(r[k]) for k in kinds)] for r in runs]
     return markdown_table(head, rows)
 
@@ -443,9 +442,11 @@ def write_report(
     out: str | Path,
     *,
     paper: bool = False,
+    aliases: paper_rows.Aliases = paper_rows.NO_ALIASES,
 ) -> Path:
     """Score the files against the build; write report.md, report.json and PNG figures
-    (with ``paper``, the paper's published rows beside the report's own)."""
+    (with ``paper``, the paper's published rows beside the report's own; ``aliases``:
+    `paper_rows.parse_aliases`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
@@ -467,7 +468,7 @@ def write_report(
     sources = [str(p) for p in prediction_files]
     text = render_markdown(report, figures, sources) + asked_md
     if paper:
-        text += "\n" + render_paper(report)
+        text += "\n" + paper_rows.render_paper(report, aliases)
     (out / "report.md").write_text(text, encoding="utf-8")
     return out / "report.md"
 
@@ -476,23 +477,23 @@ def write_report(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, nargs="+", help="prediction files: JSONL or CSV")
-    parser.add_argument("--data", type=Path, required=True, help="built SPLICE folder")
+    parser.add_argument("predictions", type=Path, nargs="+", help=scoring.PREDICTIONS_HELP)
+    parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
-    parser.add_argument(
-        "--paper",
-        action="store_true",
-        help="add the paper's published rows (Tables 2-5, Section 7.5) beside yours",
-    )
+    paper_rows.add_paper_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
+    aliases = paper_rows.paper_aliases(args)
+    data = data_source.local_build(args.data, ("text",))
     try:
-        path = write_report(args.predictions, args.data, args.out, paper=args.paper)
+        path = write_report(args.predictions, data, args.out, paper=args.paper, aliases=aliases)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
-    if schema.read_card(args.data).stand_in:
+    if args.paper:
+        paper_rows.say_unmatched(path.parent / "report.json", aliases)
+    if schema.read_card(data).stand_in:
         print(f"note: {args.data} is a stand-in build (rendered videos, not COIN's)")
     return 0

@@ -37,10 +37,11 @@ from tqdm import tqdm
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_eval import frame_cache, probes, prompts, question_scores, scoring
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
+from splice_eval.data_source import DATA_HELP, stream_source
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.predictions import project_version
 from splice_eval.redact import RedactingFilter, Redactor, public_url
@@ -51,7 +52,6 @@ from splice_eval.score import format_table
 log = logging.getLogger("splice.run")
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-INTERRUPTED_EXIT = 130  # the shell's code for a run ended by a signal
 
 
 def parse_frames(text: str) -> FrameSpec:
@@ -95,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=schema.CONFIGS,
         help="config to ask the model: %(choices)s",
     )
-    parser.add_argument("--data", required=True, help="a built SPLICE folder or a Hub dataset id")
+    parser.add_argument("--data", required=True, help=DATA_HELP)
     parser.add_argument(
         "--format",
         choices=splice_formats.FORMATS,
@@ -304,7 +304,8 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     log_filter = RedactingFilter(redactor)
     log.addFilter(log_filter)
     metadata = run_metadata(args, settings)
-    rows = load_rows(args.data, args.config, args.format)  # a missing build: refused first
+    data = stream_source(args.data, args.config)  # an unreachable Hub: said at once
+    rows = load_rows(data, args.config, args.format)  # a missing build: refused first
     print(
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "

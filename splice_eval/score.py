@@ -19,11 +19,20 @@ import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
-from splice_eval import question_scores
+from splice_eval import data_source, question_scores
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
-from splice_eval.scoring import NO_PROBE, OrdersFromRaw, Run, invalid_counts
+from splice_eval.scoring import (
+    LEFT_OUT_SHOWN,
+    NO_PROBE,
+    PREDICTIONS_HELP,
+    OrdersFromRaw,
+    Run,
+    invalid_counts,
+    left_out_words,
+    not_in_build,
+)
 from splice_eval.scoring import read_runs as read_runs_of
 from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
@@ -71,18 +80,11 @@ def read_answers(build_dir: str | Path) -> Answers:
 
 
 def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
-    """Runs of the prediction files, one per (file, model, config); an unknown video raises
-    naming the file."""
+    """Runs of the prediction files, one per (file, model, config); rows for videos not in
+    the build follow `scoring.not_in_build` (left out and counted; none in it: refused)."""
     runs = read_runs_of(paths, per_file=True)
     for run in runs:
-        unknown = run.not_in(question_scores.references_for(run, answers.references))
-        if unknown:
-            vid = next(v for v in run.orders if v in set(unknown))
-            what = "video" if run.format == splice_formats.ORDER else f"{run.format} question"
-            raise UserError(
-                f"{run.sources[0].file}: {what} {vid!r} (model {run.model!r}, config "
-                f"{run.config!r}) is not in the build"
-            )
+        not_in_build(run, question_scores.references_for(run, answers.references))
     return runs
 
 
@@ -115,6 +117,8 @@ def score_run(
     }
     result = score_against(run, answers.references, **options)
     result |= invalid_counts(run, answers.references).as_dict()
+    result["not_in_build"] = len(extra := not_in_build(run, answers.references))
+    result["left_out"] = extra[:LEFT_OUT_SHOWN]
     result["orders_from_raw"] = run.from_raw.as_dict()
     if groups:
         result["by_group"] = {}
@@ -190,6 +194,8 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
             lines.append("  scored as invalid: " + "; ".join(found))
         if r["orders_from_raw"]["rows"]:
             lines.append("  " + OrdersFromRaw(**r["orders_from_raw"]).describe())
+        if r["not_in_build"]:
+            lines.append("  " + left_out_words(r["not_in_build"], r["left_out"]))
         parts.append("\n".join(lines))
     for name, r in rows[: len(results)]:
         by_n = [(f"{n} clips", cell) for n, cell in r["by_num_clips"].items()]
@@ -201,8 +207,8 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", nargs="+", type=Path, help="prediction files: JSONL or CSV")
-    parser.add_argument("--data", required=True, type=Path, help="a SPLICE build folder")
+    parser.add_argument("predictions", nargs="+", type=Path, help=PREDICTIONS_HELP)
+    parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument(
         "--groups",
         nargs="*",
@@ -230,7 +236,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        answers = read_answers(args.data)
+        answers = read_answers(data_source.local_build(args.data, ("text",)))
         every = read_runs(args.predictions, answers)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)

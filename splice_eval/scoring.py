@@ -149,6 +149,37 @@ class Run:
         return sorted(set(self.orders) - set(references))
 
 
+def not_in_build(run: Run, references: Mapping[str, Any]) -> list[str]:
+    """THE rule of ``splice score`` and ``splice report`` for a run's rows of videos (or
+    questions) the build does not hold: they are left out of the scores and counted ("not
+    in build"), so a run made on a larger build (the full release) scores on a subset of
+    it; a run with none of its rows in the build is refused, naming the file: that is the
+    wrong build (or file), and every score would be nothing but missing videos."""
+    extra = run.not_in(references)
+    if extra and len(extra) == len(run.orders):
+        what = "videos" if run.format == splice_formats.ORDER else f"{run.format} questions"
+        raise UserError(
+            f"{run.sources[0].file if run.sources else run.model}: none of its {len(extra)} "
+            f"{what} (model {run.model!r}, config {run.config!r}) is in the build: is --data "
+            "the build these predictions were made on?"
+        )
+    return extra
+
+
+LEFT_OUT_SHOWN = 3  # ids a "not in build" line names
+# The rule as ``--help`` says it (``splice score`` and ``splice report``' prediction files).
+PREDICTIONS_HELP = (
+    "prediction files: JSONL or CSV; rows for videos not in the build are left out of the "
+    "scores and counted as 'not in build' (a file with none in the build is refused)"
+)
+
+
+def left_out_words(count: int, first: Sequence[str]) -> str:
+    """The "not in build" rows as a line says them: how many, and the first few ids."""
+    names = ", ".join(repr(v) for v in first[:LEFT_OUT_SHOWN])
+    return f"{count} row(s) for videos not in the build left out ({names}{', ...' * (count > 3)})"
+
+
 @dataclass(frozen=True)
 class InvalidCounts:
     """Why predictions are invalid, counted apart. The metric's ``unparsed_rate`` covers

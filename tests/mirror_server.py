@@ -5,8 +5,9 @@ extractor and HTTP downloader run exactly as against a lab's mirror. Each path h
 behaviour: ``ok`` (the file), ``404``, ``403``, ``cut`` (half the file, then the connection
 closes; Range ignored, as by a server that cannot resume), ``flaky`` (a request
 without Range is cut, one with Range is served: only a resumed download completes),
-``slow`` (half the file, then nothing) and ``cookie`` (403 unless the request carries the
-expected cookie).
+``slow`` (half the file, then nothing), ``cookie`` (403 unless the request carries the
+expected cookie) and ``hangup`` (the connection is closed without a reply: a server that is
+there, but answers nothing).
 
 The server is bounded: a slow reply stalls at most ``max_stall`` seconds and wakes at once
 on shutdown, and a watchdog stops the server after ``lifetime`` seconds even if a test
@@ -104,6 +105,9 @@ class Mirror:
         with self._lock:
             self.hits.append(Hit(handler.command, handler.path, requested_range, cookie))
         item = self.items.get(name)
+        if item is not None and item.behaviour == "hangup":
+            handler.close_connection = True
+            return
         if item is None or item.behaviour == "404":
             handler.send_error(404)
             return

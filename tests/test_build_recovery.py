@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,63 @@ def test_a_failed_first_build_does_not_claim_to_leave_out_as_it_was(capsys, tmp_
     assert code == 2, err
     assert "left as it was" not in err and "not created" in err, err
     assert not (project / "splice").exists()
+
+
+def _committed(work: Path) -> dict[str, dict[str, int]]:
+    """The work folder's committed entries: each file's mtime (a re-cut rewrites them)."""
+    videos = work / "videos"
+    if not videos.is_dir():
+        return {}
+    return {
+        d.name: {f.name: f.stat().st_mtime_ns for f in d.iterdir()}
+        for d in videos.iterdir()
+        if not d.name.startswith(".")
+    }
+
+
+def test_ctrl_c_during_build_is_one_line_exit_130_and_the_rerun_resumes(
+    capsys, tmp_path, sources, demo_ids
+) -> None:
+    """Wall 3 (issue 30): Ctrl-C during ``splice build`` printed about 40 lines of
+    ``KeyboardInterrupt`` traceback through ``executors.py``. The terminal's SIGINT (sent to
+    the whole process group, workers included) now ends the build with one line and exit
+    130, as ``splice run`` does; the rerun keeps every video already cut."""
+    project = tmp_path / "project"
+    (project / "videos").mkdir(parents=True)
+    for vid in demo_ids:
+        shutil.copy(sources / f"{vid}.mp4", project / "videos")
+    subset_annotations(project, demo_ids, "COIN.json")
+    cmd = [sys.executable, "-m", "splice_build.cli", "build", "--annotations", "COIN.json",
+           "--videos", "videos/", "--out", "splice/", "--workers", "2",
+           "--no-progress"]  # fmt: skip
+
+    def default_sigint() -> None:  # whatever this test process ignores, a terminal's child
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(
+        cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=default_sigint,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not _committed(project / "splice-work") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the first video is cut and committed
+        assert proc.poll() is None, "the build ended before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    assert lines[0].startswith("splice build: interrupted") and "resume" in lines[0]
+    kept = _committed(project / "splice-work")
+    assert kept and len(kept) < len(demo_ids)
+    assert not (project / "splice").exists()
+
+    code, err = readme_build(capsys, project, "--workers", "2")
+    assert code == 0, err
+    after = _committed(project / "splice-work")
+    assert {vid: after[vid] for vid in kept} == kept  # reused as they were, not cut again
+    assert sorted(v["video_id"] for v in load_report(project / "splice")["videos"]) == demo_ids

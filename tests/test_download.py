@@ -213,14 +213,17 @@ def test_broken_copy_is_refetched_and_moved_aside(tmp_path: Path, footage: dict[
 
 
 def test_network_down_for_every_attempt_exits_nonzero(tmp_path: Path, capsys) -> None:
+    """A mirror that is there but answers nothing: every attempt fails on the network, the
+    run exits 1 and says so (the host is reachable, so only the breaker's count stops it)."""
     annotations = _annotations(tmp_path, {"a": 10.0, "b": 10.0})
-    with Mirror({}) as mirror:
-        pass  # stopped: its port now refuses connections
-    status = _download(annotations, tmp_path / "videos", mirror)
+    ids = list(json.loads(annotations.read_text())["database"])
+    with Mirror({v: Item(None, "hangup") for v in ids}) as mirror:
+        status = _download(annotations, tmp_path / "videos", mirror)
     assert status == 1
     rows = _report(tmp_path / "videos").values()
-    assert {(r["status"], r["category"]) for r in rows} == {("failed", "network")}
-    assert "every download attempt failed" in capsys.readouterr().out
+    assert {(r["status"], r["category"], r["attempts"]) for r in rows} == {("failed", "network", 2)}
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("every download failed on the network (2 network; ") and len(last) < 250
 
 
 @pytest.mark.parametrize(
@@ -429,28 +432,63 @@ def test_no_network_stops_early_instead_of_trying_every_video(tmp_path: Path, ca
     """With no network every video was tried in turn, with all its retries (about 47 s each
     at the defaults). As the model runner's circuit breaker does, the run stops after
     ``--max-connect-failures`` connection failures in a row; the videos it did not try are
-    in the report, said in words, for a rerun to fetch."""
+    in the report, said in words, for a rerun to fetch. (A server that is there but hangs
+    up: the reachability check passes, so the breaker's count decides.)"""
     annotations = _annotations(tmp_path, {str(i): 10.0 for i in range(12)})
+    ids = list(json.loads(annotations.read_text())["database"])
     out = tmp_path / "videos"
-    status = cli.main(
-        [
-            "download", "--annotations", str(annotations), "--out", str(out),
-            "--url-template", _closed_port() + "/{video_id}", "--workers", "1",
-            "--sleep", "0", "--retries", "1", "--backoff", "0", "--no-progress",
-            "--max-connect-failures", "4",
-        ]
-    )  # fmt: skip
+    with Mirror({v: Item(None, "hangup") for v in ids}) as mirror:
+        status = cli.main(
+            [
+                "download", "--annotations", str(annotations), "--out", str(out),
+                "--url-template", mirror.url + "/{video_id}", "--workers", "1",
+                "--sleep", "0", "--retries", "1", "--backoff", "0", "--no-progress",
+                "--max-connect-failures", "4",
+            ]
+        )  # fmt: skip
     printed = capsys.readouterr().out
     assert status == 1
     rows = list(_report(out).values())
     assert len(rows) == 12
-    assert {(r["status"], r["category"]) for r in rows} == {("failed", "network")}
     tried = [r for r in rows if r["attempts"] > 0]
+    assert {(r["status"], r["category"]) for r in tried} == {("failed", "network")}
     assert sum(r["attempts"] for r in tried) == 4  # two videos of two attempts, then stop
     untried = [r for r in rows if r["attempts"] == 0]
-    assert len(untried) == 10
+    assert len(untried) == 10 and {r["status"] for r in untried} == {"not-tried"}
     assert all("not tried" in r["reason"] and "connection" in r["reason"] for r in untried)
+    assert "2 failed after retries, 10 not tried" in printed
     assert "stopped" in printed and "10 videos not tried" in printed, printed
+
+
+def test_offline_download_stops_at_the_first_failure_and_says_why(tmp_path: Path, capsys):
+    """Wall 6: offline, ``--limit 3`` took about 2 minutes to stop (8 connection failures
+    spread over the retries' backoff), said nothing with --no-progress, counted the videos
+    it never tried as "failed after retries", and its last line was about 450 characters
+    with the error twice. Now the first failure to connect is checked at once: the host
+    refuses connections, so the run stops after that one attempt, counts the two other
+    videos as not tried, and ends on one short line naming what failed."""
+    annotations = _annotations(tmp_path, {str(i): 10.0 for i in range(12)})
+    out = tmp_path / "videos"
+    url = _closed_port()
+    status = cli.main(
+        [
+            "download", "--annotations", str(annotations), "--out", str(out), "--limit", "3",
+            "--url-template", url + "/{video_id}", "--workers", "1", "--sleep", "0",
+            "--retries", "3", "--backoff", "0", "--no-progress",
+        ]
+    )  # fmt: skip
+    printed = capsys.readouterr()
+    assert status == 1
+    rows = list(_report(out).values())
+    assert sorted((r["status"], r["attempts"]) for r in rows) == [
+        ("failed", 1), ("not-tried", 0), ("not-tried", 0)
+    ]  # fmt: skip
+    lines = printed.out.strip().splitlines()
+    assert "1 failed after retries, 2 not tried" in lines[0]
+    host = url.removeprefix("http://")
+    assert lines[-1].startswith(f"stopped early: cannot connect to {host} (connection refused)")
+    assert "2 videos not tried" in lines[-1] and len(lines[-1]) < 200, lines[-1]
+    assert printed.err.startswith("splice download: 3 videos into "), printed.err
 
 
 def test_a_dangling_link_in_out_is_fetched_and_kept_aside(
@@ -498,3 +536,48 @@ def test_report_urls_keep_the_video_id_and_hide_credentials(tmp_path: Path) -> N
     assert public == f"http://{host}/watch?v={{video_id}}&r={{recipe_type}}"
     youtube = settings.DownloadSettings(out=out).public()["url_template"]
     assert youtube == "https://www.youtube.com/watch?v={video_id}"
+
+
+# --- issue 30, section 4 ------------------------------------------------------------------
+
+
+def test_relative_out_downloads_into_that_folder(
+    tmp_path: Path, footage: dict[str, Path], monkeypatch, capsys
+) -> None:
+    """Wall 1: with a relative ``--out`` (the README's ``videos/``) every video failed, and the
+    run blamed the network: yt-dlp joined the relative output template under its home path,
+    so the file landed at ``<out>/.splice-download/<id>/<out>/.splice-download/<id>/``."""
+    annotations = _annotations(tmp_path, {"bikes": 10.0})
+    (vid,) = json.loads(annotations.read_text())["database"]
+    monkeypatch.chdir(tmp_path)
+    with Mirror({vid: Item(footage["bikes"])}) as mirror:
+        status = _download(annotations, Path("rel-videos"), mirror)
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert _report(tmp_path / "rel-videos")[vid]["status"] == "downloaded"
+    assert (tmp_path / "rel-videos" / f"{vid}.mp4").read_bytes() == footage["bikes"].read_bytes()
+    assert not (tmp_path / "rel-videos" / fetch.STAGING).exists()
+    assert "network" not in printed
+
+
+def test_a_run_that_fails_on_this_machine_says_so_not_the_network(
+    tmp_path: Path, footage, monkeypatch, capsys
+) -> None:
+    """Wall 1: when every video failed on this machine the run still said "every download
+    attempt failed on the network"; its last line names what failed instead."""
+    annotations = _annotations(tmp_path, {"a": 10.0, "b": 10.0})
+    out = tmp_path / "videos"
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args, **kwargs):
+        if self.parent.name == fetch.STAGING:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with Mirror({}) as mirror:
+        status = _download(annotations, out, mirror)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert status == 1
+    assert "network" not in last and "this machine" in last and "Permission denied" in last
+    assert len(last) < 200, last

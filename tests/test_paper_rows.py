@@ -154,3 +154,44 @@ def test_report_paper_on_demo_build(demo_build, tmp_path):
 @pytest.mark.parametrize("table", [paper.TABLE_2, paper.TABLE_5])
 def test_metric_rows_have_one_value_per_column(table):
     assert all(len(values) == len(table.columns) for _name, values in table.rows)
+
+
+def test_report_paper_matches_hub_names_and_aliases_and_says_when_none(
+    demo_build, tmp_path, capsys
+):
+    """Wall 2 (issue 30): the README's own ``Qwen/Qwen2-VL-7B-Instruct`` was reduced to
+    ``qwenqwen2vl7b`` and matched no paper row, silently. The organisation prefix is not part
+    of the model's name; ``--paper-alias RUN=ROW`` names the row of any other run; a run that
+    matches no row is said, in one line."""
+    base = tmp_path / "identity.jsonl"
+    cmd = ["baseline", "identity", "--data", str(demo_build), "--config", "video"]
+    assert splice_main([*cmd, "--out", str(base)]) == 0
+    hub = _renamed(base, tmp_path / "qwen.jsonl", "Qwen/Qwen2-VL-7B-Instruct")
+    tuned = _renamed(base, tmp_path / "tuned.jsonl", "lab/my-tuned-vlm")
+    out = tmp_path / "report"
+    args = ["report", str(hub), str(tuned), "--data", str(demo_build), "--out", str(out)]
+    capsys.readouterr()
+    assert splice_main([*args, "--paper"]) == 0
+    printed = capsys.readouterr().out
+    md = (out / "report.md").read_text()
+    assert "| Qwen/Qwen2-VL-7B-Instruct, yours |" in md
+    assert "| Qwen/Qwen2-VL-7B-Instruct − paper |" in md
+    assert "lab/my-tuned-vlm, yours" not in md
+    (line,) = [x for x in printed.splitlines() if "no paper row" in x]
+    assert "lab/my-tuned-vlm" in line and "--paper-alias" in line and "Qwen/Qwen2" not in line
+
+    aliased = tmp_path / "aliased"
+    assert (
+        splice_main(
+            [*args[:-1], str(aliased), "--paper", "--paper-alias", "lab/my-tuned-vlm=Qwen2-VL-72B"]
+        )
+        == 0
+    )
+    md = (aliased / "report.md").read_text()
+    assert "| lab/my-tuned-vlm, yours |" in md and "| lab/my-tuned-vlm − paper |" in md
+    assert "no paper row" not in capsys.readouterr().out
+
+    bad = ["--paper", "--paper-alias", "lab/my-tuned-vlm=GPT-9"]
+    assert splice_main([*args[:-1], str(tmp_path / "bad"), *bad]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--paper-alias" in err and "GPT-9" in err

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as sd
-from splice_build.cli import main
+from splice_build.cli import main, subcommand_parser
 from splice_eval import prompts
 from splice_eval.predictions import Prediction, write_predictions
 from splice_metric import RATES, score
@@ -154,13 +154,43 @@ def test_metadata_and_kinds_of_invalid_are_shown(
     assert run["invalid_rate"] == 0.75 and run["unparsed_rate"] == 0.5
 
 
-def test_unknown_video_is_an_error_naming_file_and_video(
+def test_score_and_report_share_one_rule_for_videos_not_in_the_build(
     build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = _write(tmp_path / "bad.jsonl", "m", {"vid_a": [2, 1], "nope": [1, 2]})
-    assert main(["score", str(bad), "--data", str(build_dir)]) == 2
-    err = capsys.readouterr().err
-    assert "bad.jsonl: video 'nope' (model 'm', config 'text') is not in the build" in err
+    """Wall 5 (issue 30): ``score`` stopped on a row for a video the build does not hold,
+    while ``report`` listed such rows under "not in build". One rule now
+    (`scoring.not_in_build`): the rows are left out of the scores and counted, by both; a
+    run with no video in the build at all (the wrong --data) is refused by both, in the same
+    one line."""
+    some = _write(tmp_path / "some.jsonl", "m", {"vid_a": [2, 1], "nope": [1, 2], "gone": [1]})
+    out_json = tmp_path / "scores.json"
+    assert main(["score", str(some), "--data", str(build_dir), "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 row(s) for videos not in the build left out ('gone', 'nope')" in printed, printed
+    (run,) = json.loads(out_json.read_text())["runs"]
+    assert run["not_in_build"] == 2 and run["missing"] == 3
+
+    report = tmp_path / "report"
+    assert main(["report", str(some), "--data", str(build_dir), "--out", str(report)]) == 0
+    capsys.readouterr()
+    (row,) = json.loads((report / "report.json").read_text())["runs"]
+    assert row["not_in_build"] == 2 and row["missing"] == 3
+    assert "| not in build |" in (report / "report.md").read_text()
+
+    wrong = _write(tmp_path / "wrong.jsonl", "m", {"nope": [1, 2], "gone": [2, 1]})
+    lines = []
+    for argv in (["score"], ["report", "--out", str(tmp_path / "r2")]):
+        assert main([*argv, str(wrong), "--data", str(build_dir)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err
+        lines.append(err.split(": ", 1)[1])
+    assert lines[0] == lines[1]
+    assert (
+        "wrong.jsonl: none of its 2 videos (model 'm', config 'text') is in the build" in lines[0]
+    )
+    for command in ("score", "report"):  # the rule is in both commands' --help
+        help_text = " ".join(subcommand_parser(command)[0].format_help().split())
+        assert "left out of the scores and counted as 'not in build'" in help_text
 
 
 def test_duplicate_prediction_is_an_error(

@@ -327,3 +327,50 @@ def test_missing_build(capsys, tmp_path, argv):
     argv = [a.format(missing=missing, tmp=tmp_path) for a in argv]
     refused(capsys, argv, str(missing))
     assert not (tmp_path / "packages").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+def _closed_endpoint() -> str:
+    """A local address nothing listens on: a Hub endpoint that refuses every connection."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("offline", ["HF_HUB_OFFLINE", "unreachable endpoint"])
+def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, offline) -> None:
+    """Wall 4 (issue 30): ``splice run --data ORG/splice`` offline spent 40 s in retries and
+    ended in a ``ConnectionError`` traceback; ``score``, ``report`` and ``annotate export``
+    took folders only. Every ``--data`` takes a Hub id; offline (``HF_HUB_OFFLINE=1``, or an
+    endpoint that cannot be reached) and with the dataset not in the cache, each command
+    stops before any retry with one line naming the option, the id and why."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env["HF_HOME"] = str(tmp_path / "hf-home")  # an empty cache
+    if offline == "HF_HUB_OFFLINE":
+        env["HF_HUB_OFFLINE"] = "1"
+    else:
+        env["HF_ENDPOINT"] = _closed_endpoint()
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"video_id": "a", "config": "video", "order": [1, 2]}\n')
+    hub = "some-org/splice"
+    commands = {
+        "--data": [
+            ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+             "--data", hub, "--out", str(tmp_path / "run.jsonl")],
+            ["score", str(preds), "--data", hub],
+            ["report", str(preds), "--data", hub, "--out", str(tmp_path / "report")],
+            ["baseline", "random", "--data", hub, "--out", str(tmp_path / "b.jsonl")],
+        ],
+        "BUILD": [["annotate", "export", hub, "--out", str(tmp_path / "packages")]],
+    }  # fmt: skip
+    why = "HF_HUB_OFFLINE" if offline == "HF_HUB_OFFLINE" else "cannot be reached"
+    for option, argvs in commands.items():
+        for argv in argvs:
+            done = subprocess.run(
+                [sys.executable, "-m", "splice_build.cli", *argv],
+                capture_output=True, text=True, env=env, timeout=120,
+            )  # fmt: skip
+            lines = done.stderr.strip().splitlines()
+            assert done.returncode == 2 and len(lines) == 1, (argv[0], done.stderr[-2000:])
+            assert lines[0].startswith(f"splice {argv[0]}: {option} {hub}: "), lines[0]
+            assert why in lines[0], lines[0]

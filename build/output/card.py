@@ -358,6 +358,8 @@ def _download_line(d: dict[str, Any]) -> str:
     )
     if d["failed"]:
         line += f"; {d['failed']} more failed after retries"
+    if d.get("not_tried"):
+        line += f"; {d['not_tried']} were not tried (the download stopped early)"
     if d["in_report"] < d["selected"]:
         line += f"; {d['selected'] - d['in_report']} not in the download report"
     return line + f" (`download_report.json` beside the sources, yt-dlp {d['yt_dlp_version']})"

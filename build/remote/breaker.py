@@ -16,10 +16,13 @@ It lives in ``splice_build`` because both ``splice download`` and the model runn
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import Protocol, TypeVar
+from urllib.parse import urlsplit
 
 DEFAULT_MAX_FAILURES = 8
 DEFAULT_MAX_SILENCE = 900.0
@@ -106,3 +109,38 @@ class Breaker:
         self.stopped.set()
         for attempt in self._in_flight:
             attempt.abort()
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why ``url``'s host cannot be reached at all (its name does not resolve, or nothing
+    accepts a connection on its port), in a few words; None when a connection opens, or when
+    a proxy stands between (the direct check would say nothing about the proxied route).
+
+    A run asks this after its first failure to connect, before anything was heard: a "yes"
+    means the network (or the mirror) is clearly down, and the breaker opens at once instead
+    of after ``max_failures`` attempts spread over the retries' backoff (minutes)."""
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host or parts.scheme not in _DEFAULT_PORTS:
+        return None
+    proxies = urllib.request.getproxies()
+    if parts.scheme in proxies or "all" in proxies:
+        return None
+    port = parts.port or _DEFAULT_PORTS[parts.scheme]
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return f"cannot resolve {host} (no network or DNS)"
+    last = ""
+    for family, kind, proto, _, address in addresses:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.settimeout(timeout)
+                sock.connect(address)
+            return None
+        except OSError as err:
+            last = err.strerror or str(err) or type(err).__name__
+    return f"cannot connect to {host}:{port} ({last.lower() or 'no address'})"

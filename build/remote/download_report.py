@@ -21,7 +21,9 @@ from splice_build.records import DownloadOutcome
 
 REPORT_JSON = "download_report.json"
 REPORT_CSV = "download_report.csv"
-STATUSES = ("downloaded", "present", "unavailable", "failed")
+# "not-tried": the run stopped (no network, Ctrl-C) before it tried the video; a rerun does.
+NOT_TRIED = "not-tried"
+STATUSES = ("downloaded", "present", "unavailable", "failed", NOT_TRIED)
 UNAVAILABLE_CATEGORIES = (
     "removed",
     "private",
@@ -82,10 +84,11 @@ def summary_line(outcomes: Sequence[DownloadOutcome]) -> str:
     available = c["downloaded"] + c["present"]
     share = 100.0 * available / c["selected"] if c["selected"] else 0.0
     why = ", ".join(f"{k} {v}" for k, v in c["unavailable_by_category"].items())
+    untried = f", {c[NOT_TRIED]} not tried" if c[NOT_TRIED] else ""
     return (
         f"{c['selected']} selected: {c['downloaded']} downloaded, {c['present']} already "
         f"present, {c['unavailable']} unavailable{f' ({why})' if why else ''}, "
-        f"{c['failed']} failed after retries; available {available}/{c['selected']} "
+        f"{c['failed']} failed after retries{untried}; available {available}/{c['selected']} "
         f"({share:.1f}%)"
     )
 
@@ -141,12 +144,14 @@ def missing_among(folder: Path, video_ids: Iterable[str]) -> dict[str, Any] | No
         "unavailable": sum(unavailable.values()),
         "unavailable_by_category": dict(sorted(unavailable.items())),
         "failed": sum(1 for r in rows if r["status"] == "failed"),
+        "not_tried": sum(1 for r in rows if r["status"] == NOT_TRIED),
         "yt_dlp_version": report.get("yt_dlp_version", "unknown"),
     }
 
 
 __all__ = [
     "FAILED_CATEGORIES",
+    "NOT_TRIED",
     "REPORT_CSV",
     "REPORT_JSON",
     "STATUSES",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Protocol, TypeVar
@@ -57,9 +58,10 @@ class LocalExecutor:
         pending = set()
         queue = iter(tasks)
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
+        pool = ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
+        )
+        try:
             for task in queue:
                 pending.add(pool.submit(fn, task, self.threads))
                 if len(pending) >= 2 * self.workers:
@@ -68,6 +70,28 @@ class LocalExecutor:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 yield from (f.result() for f in done)
+        except BaseException:  # Ctrl-C, or the caller stopped early: end the work now
+            _stop_now(pool)
+            raise
+        pool.shutdown(wait=True)
+
+
+def _start_worker(parent: int) -> None:
+    """A pool worker: dies with the driver, and leaves Ctrl-C to it (the terminal sends
+    SIGINT to the whole process group: a worker raising it in its idle loop printed a
+    traceback of its own)."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """Drop the queued tasks and end the running ones at once, instead of waiting for each
+    video's cut to finish: a cut is committed by a rename, so one ended halfway is only
+    redone by the next build."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
 
 
 def make_executor(

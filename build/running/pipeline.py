@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import math
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-from splice_build.errors import UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.output import card, validate, write
 from splice_build.output.shards import WriteResult
 from splice_build.records import (
@@ -454,7 +455,16 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{what} {path}: not found")
     if not args.videos.is_dir():
         raise UserError(f"--videos {args.videos}: not a folder")
-    result = run_build(config_from_args(args))
+    config = config_from_args(args)
+    try:
+        result = run_build(config)
+    except KeyboardInterrupt:
+        print(
+            f"splice build: interrupted; the videos already cut are kept in {config.work_dir}: "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        return INTERRUPTED_EXIT
     print(result.report.summary())
     for problem in result.problems:
         print(f"validate: {problem}")

@@ -15,7 +15,6 @@ without it.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,6 @@ DEFAULT_CLIP_CACHE = Path("~/.cache/splice/clips")
 # `datasets` fell back to whatever build it had cached under that name.
 DATA_ENV = "SPLICE_DATA"
 REPO_BUILD = Path(__file__).resolve().parents[2] / "splice"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def dataset_path() -> str:
@@ -56,7 +54,7 @@ def dataset_path() -> str:
     path = Path(given).expanduser()
     if path.is_dir():
         return str(path.resolve())
-    if path.exists() or not _HUB_ID.match(given):
+    if path.exists() or not schema.HUB_ID_RE.match(given):
         raise FileNotFoundError(f"{DATA_ENV}={given}: not a built SPLICE folder or a Hub id")
     return given
 

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.errors import require
+from splice_build.errors import INTERRUPTED_EXIT, require
 from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
 from splice_build.remote import download_report
-from splice_build.remote.download.fetch import STAGING, Fetcher
+from splice_build.remote.download.fetch import STAGING, Fetcher, short_reason
 from splice_build.remote.download.settings import LAYOUTS, DownloadSettings, check_settings
 from splice_build.running import ownership
 from splice_build.stages import select, sources
@@ -30,20 +32,41 @@ class DownloadRun:
     stopped: str | None = None  # why the breaker stopped the run early (no network)
 
 
+# With --no-progress (a log, a batch job): a status line at most this often, in seconds.
+STATUS_EVERY = 60.0
+
+
+def _status(what: str) -> None:
+    print(f"splice download: {what}", file=sys.stderr, flush=True)
+
+
+def _tally_words(tally: dict[str, int], total: int) -> str:
+    done = sum(tally.values())
+    counted = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
+    return f"{done}/{total} videos{f' ({counted})' if counted else ''}"
+
+
 def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> DownloadRun:
-    """Fetch every entry's source into ``settings.out``."""
+    """Fetch every entry's source into ``settings.out``. With the bar off, a status line
+    says what the run does at the start and then at most every `STATUS_EVERY` seconds, so
+    a long run is never silent."""
     settings.out.mkdir(parents=True, exist_ok=True)
     fetcher = Fetcher(settings, sources.index_sources(settings.out))
     outcomes: list[DownloadOutcome] = []
     tally = dict.fromkeys(download_report.STATUSES, 0)
     bar = tqdm(total=len(entries), unit="video", disable=not settings.progress, desc="download")
-    start = time.monotonic()
+    start = said = time.monotonic()
+    if not settings.progress:
+        _status(f"{len(entries)} videos into {settings.out}, {settings.workers} at a time")
     pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="splice-download")
     interrupted = False
     try:
         pending = {pool.submit(fetcher.fetch, e) for e in entries}
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=STATUS_EVERY, return_when=FIRST_COMPLETED)
+            if not settings.progress and time.monotonic() - said >= STATUS_EVERY:
+                said = time.monotonic()
+                _status(_tally_words(tally, len(entries)) + " so far")
             for future in done:
                 outcome = future.result()
                 outcomes.append(outcome)
@@ -188,18 +211,38 @@ def run(args: argparse.Namespace) -> int:
         line = download_report.write_report(settings.out, done.outcomes, settings.public(), version)
     print(line)
     print(f"report: {settings.out / download_report.REPORT_JSON} (and .csv)")
+    last, status = closing_line(done, len(selection.selected))
+    if last:
+        print(last)
+    return status
+
+
+# Failure categories that are the network's (or the mirror's), not this machine's.
+_NETWORK = frozenset({"network", "timeout", "incomplete", "throttled", "server"})
+
+
+def closing_line(done: DownloadRun, selected: int) -> tuple[str, int]:
+    """The run's last line (short, naming what failed) and its exit status: 130 when
+    interrupted, 1 when stopped early or when every video tried failed, else 0."""
     if done.interrupted:
-        print(f"interrupted: {len(selection.selected) - len(done.outcomes)} videos not tried")
-        return 130
+        return f"interrupted: {selected - len(done.outcomes)} videos not tried", INTERRUPTED_EXIT
+    untried = sum(o.status == download_report.NOT_TRIED for o in done.outcomes)
     if done.stopped:
-        untried = sum(o.attempts == 0 and o.status == "failed" for o in done.outcomes)
-        print(
-            f"downloads stopped early after {done.stopped}; {untried} videos not tried: check "
-            "the connection or the mirror, then run the same command again (it resumes)"
+        return (
+            f"stopped early: {short_reason(done.stopped)}; {untried} videos not tried: check "
+            "the connection or the mirror, then run the same command again (it resumes)",
+            1,
         )
-        return 1
     attempted = [o for o in done.outcomes if o.status != "present"]
-    if attempted and all(o.status == "failed" for o in attempted):
-        print("every download attempt failed on the network: check the connection or mirror")
-        return 1
-    return 0
+    if not attempted or any(o.status != "failed" for o in attempted):
+        return "", 0
+    by = Counter(o.category for o in attempted)
+    if set(by) <= _NETWORK:
+        where, hint = "on the network", "check the connection or the mirror"
+    elif set(by) == {"local"}:
+        where, hint = "on this machine", "check --out and its disk"
+    else:
+        where, hint = "", "see the report"
+    kinds = ", ".join(f"{n} {c}" for c, n in by.most_common())
+    first = short_reason(attempted[0].reason, 100)
+    return f"every download failed{f' {where}' if where else ''} ({kinds}; {first}): {hint}", 1

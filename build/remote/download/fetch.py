@@ -21,7 +21,7 @@ from splice_build.records import (
     VideoEntry,
 )
 from splice_build.remote import download_report
-from splice_build.remote.breaker import Breaker, EndpointDown
+from splice_build.remote.breaker import Breaker, EndpointDown, unreachable
 from splice_build.remote.download.classify import classify
 from splice_build.remote.download.formats import choose_format
 from splice_build.remote.download.settings import (
@@ -86,7 +86,9 @@ class Fetcher:
     One circuit breaker (`splice_build.remote.breaker`, the model runner's) watches every
     attempt: after ``max_connect_failures`` connection failures in a row the run stops, and
     the videos not tried yet are reported as such at once, instead of each spending all its
-    retries against a network that is not there."""
+    retries against a network that is not there. A first failure to connect before anything
+    was heard is checked at once (`breaker.unreachable`): a host that does not resolve or
+    refuses connections stops the run then, not minutes of backoff later."""
 
     def __init__(self, settings: DownloadSettings, index: SourceIndex):
         self.settings = settings
@@ -95,6 +97,8 @@ class Fetcher:
         self.cancel = threading.Event()  # set on Ctrl-C: downloads under way stop at once
         self.breaker = Breaker(settings.max_connect_failures)
         self._lock = threading.Lock()
+        self._heard = False  # any reply in this run: the network is there
+        self._checked = False  # the reachability check is made once
 
     def fetch(self, entry: VideoEntry) -> DownloadOutcome:
         """One video's outcome, whatever happens: an error on this machine fails that video
@@ -129,7 +133,7 @@ class Fetcher:
             return replace(base, status="present", file=rel, bytes=(s.out / rel).stat().st_size)
         outcome = replace(base, status="failed", category="network")
         if self.breaker.stopped.is_set():
-            return self._not_tried(outcome)
+            return self._not_tried(base)
         staging = s.out / STAGING / entry.video_id
         staging.mkdir(parents=True, exist_ok=True)
         for attempt in range(1, s.retries + 2):
@@ -138,12 +142,12 @@ class Fetcher:
             try:
                 handle = self.breaker.start(_Cancel(self.cancel))
             except EndpointDown:
-                return self._not_tried(outcome) if attempt == 1 else outcome
+                return self._not_tried(base) if attempt == 1 else outcome
             try:
                 outcome = self._attempt(entry, url, staging, replace(outcome, attempts=attempt))
             finally:
                 self.breaker.end(handle)
-            self._tell_breaker(outcome)
+            self._tell_breaker(url, outcome)
             if outcome.status != "failed":
                 break
         if outcome.status == "downloaded":
@@ -152,20 +156,34 @@ class Fetcher:
             shutil.rmtree(staging, ignore_errors=True)
         return outcome
 
-    def _tell_breaker(self, outcome: DownloadOutcome) -> None:
+    def _tell_breaker(self, url: str, outcome: DownloadOutcome) -> None:
         """Count an attempt's outcome: any answer (a file, "unavailable", a throttling or
         server error) closes the count; an open breaker stops the downloads under way."""
         if outcome.status == "failed" and outcome.category in _UNREACHED | _SILENT:
+            if outcome.category in _UNREACHED:
+                self._check_reachable(url)
             self.breaker.failed(outcome.category in _UNREACHED, outcome.reason)
         elif outcome.category != "local":
+            self._heard = True
             self.breaker.heard()
         if self.breaker.stopped.is_set():
             self.cancel.set()
 
-    def _not_tried(self, outcome: DownloadOutcome) -> DownloadOutcome:
+    def _check_reachable(self, url: str) -> None:
+        """Once, on the first failure to connect while nothing was heard yet: when the host
+        cannot be reached at all the network is clearly down, and the run stops now."""
+        with self._lock:
+            if self._heard or self._checked:
+                return
+            self._checked = True
+        why = unreachable(url, min(self.settings.timeout, 5.0))
+        if why:
+            self.breaker.stop(portable_reason(why, self.settings))
+
+    def _not_tried(self, base: DownloadOutcome) -> DownloadOutcome:
         """A video left for a rerun: the downloads stopped before it (the breaker's reason)."""
-        why = portable_reason(self.breaker.reason or "stopped", self.settings)
-        return replace(outcome, reason=f"not tried: the downloads stopped after {why}")
+        why = short_reason(portable_reason(self.breaker.reason or "stopped", self.settings))
+        return replace(base, status=download_report.NOT_TRIED, reason=f"not tried: {why}")
 
     def _attempt(
         self, entry: VideoEntry, url: str, staging: Path, outcome: DownloadOutcome
@@ -216,8 +234,10 @@ class Fetcher:
         resume), working in the video's staging folder."""
         s = self.settings
         params: dict[str, Any] = {
-            "outtmpl": {"default": str(staging / f"{entry.video_id}.%(ext)s")},
-            "paths": {"home": str(staging)},
+            # yt-dlp joins the template under ``home``: a file name, never a path, or a
+            # relative --out came out doubled (<out>/.splice-download/<id>/<out>/...).
+            "outtmpl": {"default": f"{entry.video_id}.%(ext)s"},
+            "paths": {"home": os.path.abspath(staging)},
             "quiet": True,
             "no_warnings": True,
             "noprogress": True,
@@ -320,6 +340,13 @@ def portable_reason(reason: str, settings: DownloadSettings) -> str:
     template's secrets blanked (yt-dlp's errors quote the URL whole)."""
     hidden = download_report.hide_secrets(reason, settings.url_template)
     return portable(hidden, {"<out>": settings.out})
+
+
+def short_reason(reason: str, limit: int = 120) -> str:
+    """A reason fit for a summary line: yt-dlp's ``(caused by ...)`` tail (the same error
+    again) dropped, and cut at ``limit`` characters."""
+    text = re.split(r"\s*\(caused by ", reason, maxsplit=1)[0]
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _clean_message(message: str) -> str:

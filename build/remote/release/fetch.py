@@ -12,12 +12,12 @@ from pathlib import Path
 
 from splice_build.errors import UserError
 from splice_build.remote.release.scan import SEGMENTS_DIR
+from splice_dataset import HUB_ID_RE
 
 HUB_REPO = "prokajevo/splice-benchmark"
 # What the import downloads: the clips only (the release has no other data file).
 ALLOW_PATTERNS = (f"{SEGMENTS_DIR}/*/*.mp4",)
 RELEASE_LICENSE = "cc-by-nc-4.0"  # the release card's licence (its Hub page)
-HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def resolve_source(source: str, revision: str | None) -> ReleaseFolder:
         return ReleaseFolder(path, path.resolve().name, revision or "unknown", True)
     if path.exists():
         raise UserError(f"SOURCE {source}: not a folder")
-    if not HUB_ID.match(source):
+    if not HUB_ID_RE.match(source):
         raise UserError(f"SOURCE {source!r}: no such folder, and not a Hub dataset id")
     try:
         folder = download_release(source, revision)

@@ -1,0 +1,103 @@
+"""What every ``--data`` (``splice run``, ``score``, ``report``, ``baseline``; the BUILD of
+``annotate export``) takes: a built folder, or a Hub dataset id ``ORG/NAME`` (the one rule,
+`splice_dataset.HUB_ID_RE`).
+
+The readers of the organiser's side (`builddata`: score, report, baselines, the human
+protocol) read Parquet files, so a Hub id becomes the Hub cache's snapshot of just the
+configs asked for (`local_build`). ``splice run`` streams a Hub id instead, and only asks
+here whether it can (`stream_source`). Either way a Hub that cannot be reached is said at
+once, in one line naming the option, before any library retries it: ``HF_HUB_OFFLINE``
+set, or the endpoint's host unresolvable or refusing connections (`breaker.unreachable`),
+with the dataset not already in the cache. A copy in the cache is used as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import splice_dataset as schema
+from splice_build.errors import UserError
+from splice_build.remote.breaker import unreachable
+
+DATA_HELP = "a built SPLICE folder or a Hub dataset id ORG/NAME"
+# Seconds the reachability check of the Hub waits for a connection.
+REACH_TIMEOUT = 5.0
+
+
+def is_hub_id(data: str | os.PathLike) -> bool:
+    """``data`` names a Hub dataset (and no folder of that name is here)."""
+    text = os.fspath(data)
+    return not os.path.exists(text) and bool(schema.HUB_ID_RE.match(text))
+
+
+def local_build(
+    data: str | os.PathLike, configs: Sequence[str] | None = None, option: str = "--data"
+) -> Path:
+    """A build folder to read: ``data`` itself, or the Hub cache's snapshot of its
+    ``configs``' shards and card (every file when None), fetched when not there yet."""
+    if not is_hub_id(data):
+        return Path(data)
+    repo = os.fspath(data)
+    patterns = (
+        None if configs is None else ["README.md", *(f"{schema.shard_dir(c)}/*" for c in configs)]
+    )
+    from huggingface_hub import snapshot_download
+
+    cached = _cached(repo, patterns)
+    if cached is not None:
+        return cached
+    _check_reachable(repo, option)
+    try:
+        return Path(snapshot_download(repo, repo_type="dataset", allow_patterns=patterns))
+    except Exception as exc:  # huggingface_hub's errors: not found, gated, network
+        raise UserError(f"{option} {repo}: {_first_line(exc)}") from None
+
+
+def stream_source(data: str, config: str, option: str = "--data") -> str:
+    """What ``splice run`` hands `splice_dataset.load`: a folder as given; a Hub id's
+    cached snapshot when it holds ``config``; else the Hub id itself (streamed), once the
+    Hub is known to be reachable."""
+    if not is_hub_id(data):
+        return data
+    cached = _cached(data, ["README.md", f"{schema.shard_dir(config)}/*"])
+    if cached is not None and (cached / schema.shard_dir(config)).is_dir():
+        return str(cached)
+    _check_reachable(data, option)
+    return data
+
+
+def _cached(repo: str, patterns: list[str] | None) -> Path | None:
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(
+            repo, repo_type="dataset", allow_patterns=patterns, local_files_only=True
+        )
+    except Exception:  # not in the cache (LocalEntryNotFoundError), or an unreadable one
+        return None
+    return Path(folder)
+
+
+def _check_reachable(repo: str, option: str) -> None:
+    """One line, at once, when the Hub cannot be asked for ``repo``."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+        raise UserError(
+            f"{option} {repo}: HF_HUB_OFFLINE is set and the dataset is not in the Hub cache; "
+            "download it once online, or pass a built folder"
+        )
+    endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+    why = unreachable(endpoint, REACH_TIMEOUT)
+    if why:
+        raise UserError(
+            f"{option} {repo}: the Hub cannot be reached ({why}) and the dataset is not in "
+            "the Hub cache; check the connection, or pass a built folder"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
