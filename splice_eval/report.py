@@ -37,7 +37,7 @@ from splice_build.output.card import markdown_table
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
-from . import question_scores
+from . import question_scores, scoring
 from .annotate import HUMAN_MODEL
 from .builddata import VideoMeta, read_meta
 from .figures import (
@@ -66,8 +66,7 @@ def reasoning_groups() -> list[dict]:
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """One run per (model, config, probe) across the files, sorted by model, config and
-    probe (``none`` first)."""
+    """One run per (model, config, probe) across the files, by model, config and probe."""
     runs = read_runs(paths, per_file=False)
     return sorted(runs, key=lambda r: (r.model, r.config, r.probe != NO_PROBE, r.probe))
 
@@ -207,12 +206,8 @@ def _group_row(run: Run, videos: Sequence[VideoMeta], group: dict) -> dict:
         return row | {"binary": math.nan, "lo": math.nan, "hi": math.nan, "random": math.nan}
     res = score_videos(run, chosen)
     lo, hi = res["confidence_intervals"]["binary_accuracy"]
-    return row | {
-        "binary": res["binary_accuracy"],
-        "lo": lo,
-        "hi": hi,
-        "random": res["random_baseline"]["binary_accuracy"],
-    }
+    random = res["random_baseline"]["binary_accuracy"]
+    return row | {"binary": res["binary_accuracy"], "lo": lo, "hi": hi, "random": random}
 
 
 # --- Markdown -------------------------------------------------------------------------
@@ -233,8 +228,7 @@ def _row_order(runs: Sequence[dict]) -> list[str]:
 
 
 def _configs(runs: Sequence[dict]) -> list[str]:
-    present = {r["config"] for r in runs}
-    return [c for c in CONFIG_TITLES if c in present]
+    return [c for c in CONFIG_TITLES if c in {r["config"] for r in runs}]
 
 
 def _metric_table(report: dict, metrics: Sequence[str]) -> str:
@@ -269,6 +263,7 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         + ", ".join(f"`{s}`" for s in sources)
         + ".",
         *([STAND_IN_NOTE, ""] if report.get("stand_in") else []),
+        *(f"**Build check.** {note}\n" for note in report.get("build_notes", ())),
         f"`{RANDOM_ROW}` is the metric's exact expectation of uniformly random orders for this "
         "build's clip counts. Edit distance is absolute (lower is better); the other metrics "
         "are means in [0, 1]. Intervals are the metric's seeded 95% bootstrap intervals.",
@@ -432,9 +427,8 @@ def _groups_table(runs: Sequence[dict]) -> str:
 
 
 def _ci_pct(row: dict) -> str:
-    if math.isnan(row["mean"]):
-        return "–"
-    return f"{100 * row['mean']:.1f} [{100 * row['lo']:.1f}, {100 * row['hi']:.1f}]"
+    mean, lo, hi = (100 * row[k] for k in ("mean", "lo", "hi"))
+    return "–" if math.isnan(mean) else f"{mean:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
 def write_report(
@@ -443,16 +437,20 @@ def write_report(
     out: str | Path,
     *,
     paper: bool = False,
+    allow_other_build: bool = False,
 ) -> Path:
-    """Score the files against the build; write report.md, report.json and PNG figures
-    (with ``paper``, the paper's published rows beside the report's own)."""
+    """Score the files against the build (one made on another build refused unless
+    ``allow_other_build``: `scoring.check_builds`); write report.md, report.json and PNG
+    figures (with ``paper``, the paper's published rows beside the report's own)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
+    card = schema.read_card(build)
     every = load_runs(prediction_files)  # the question formats' runs: their own section
+    notes = scoring.check_builds(every, build, card.build_id, allow_other=allow_other_build)
+    out.mkdir(parents=True, exist_ok=True)
     asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
     report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}
-    report["stand_in"] = schema.read_card(build).stand_in
+    report |= {"stand_in": card.stand_in, "build_id": card.build_id, "build_notes": notes}
     figures: dict[str, str] = {}
     if report["runs"]:
         figures["clips"] = plot_by_clips(report, out / "accuracy_by_clips.png").name
@@ -484,15 +482,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add the paper's published rows (Tables 2-5, Section 7.5) beside yours",
     )
+    scoring.add_allow_other_build(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
+    options = {"paper": args.paper, "allow_other_build": args.allow_other_build}
     try:
-        path = write_report(args.predictions, args.data, args.out, paper=args.paper)
+        path = write_report(args.predictions, args.data, args.out, **options)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
-    if schema.read_card(args.data).stand_in:
-        print(f"note: {args.data} is a stand-in build (rendered videos, not COIN's)")
+    report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
+    stand_in = f"{args.data} is a stand-in build (rendered videos, not COIN's)"
+    for note in [*report["build_notes"], *([stand_in] if report["stand_in"] else [])]:
+        print(f"note: {note}")
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,17 @@ import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval import question_scores
-from splice_eval.builddata import NotABuild, read_meta
+from splice_eval.builddata import NotABuild, build_id, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
-from splice_eval.scoring import NO_PROBE, OrdersFromRaw, Run, invalid_counts
+from splice_eval.scoring import (
+    NO_PROBE,
+    OrdersFromRaw,
+    Run,
+    add_allow_other_build,
+    check_builds,
+    invalid_counts,
+)
 from splice_eval.scoring import read_runs as read_runs_of
 from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
@@ -70,10 +77,14 @@ def read_answers(build_dir: str | Path) -> Answers:
     )
 
 
-def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
+def read_runs(
+    paths: Sequence[str | Path], answers: Answers, check: Callable[[list[Run]], Any] = bool
+) -> list[Run]:
     """Runs of the prediction files, one per (file, model, config); an unknown video raises
-    naming the file."""
+    naming the file, after ``check`` (the runs' builds: another build's videos are
+    another build's, before they are unknown ones)."""
     runs = read_runs_of(paths, per_file=True)
+    check(runs)
     for run in runs:
         unknown = run.not_in(question_scores.references_for(run, answers.references))
         if unknown:
@@ -226,12 +237,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="resamples behind each confidence interval (default %(default)s)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write all results here")
+    add_allow_other_build(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         answers = read_answers(args.data)
-        every = read_runs(args.predictions, answers)
+        data_build = build_id(args.data)
+        notes: list[str] = []
+
+        def check(runs: list[Run]) -> None:
+            notes.extend(
+                check_builds(runs, args.data, data_build, allow_other=args.allow_other_build)
+            )
+
+        every = read_runs(args.predictions, answers, check)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [
@@ -249,6 +269,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from exc
     comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
     pairs = question_scores.consistencies(every, answers.references)
+    for note in notes:
+        print(f"note: {note}")
     if results:
         print(render(results, args.groups))
     if asked:
@@ -261,6 +283,8 @@ def run(args: argparse.Namespace) -> int:
         payload = {
             "data": str(args.data),
             "videos": len(answers.references),
+            "build_id": data_build,
+            "build_notes": notes,
             "runs": results,
             "question_runs": asked,
             "pairwise_consistency": pairs,

@@ -13,6 +13,7 @@ card's Table 1 against the shards with the very same formatting.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.resources
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+import pyarrow as pa
 from huggingface_hub import DatasetCardData
 
 from splice_build.output.shards import WriteResult
@@ -203,6 +205,11 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             data["splice_build"]["tolerance"] = provenance.tolerance
         if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
             data["splice_build"]["shards_sha256"] = fingerprint
+            # the build's identity (`identity`): recorded by every prediction file made on
+            # it, and recomputed by `splice validate` shard by shard (which reports a card
+            # left without one, because a shard did not read back)
+            with contextlib.suppress(pa.ArrowException, OSError):
+                data["splice_build"].update(written.digests().as_card())
     return data
 
 

@@ -5,66 +5,91 @@ with what the shards hold; an imported build's card and manifest agree."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import DatasetCard
-
 from splice_build.output.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
-from splice_build.records import COVERAGE_TOLERANCE
-from splice_dataset import DEFAULT_CONFIG, WRITTEN_CONFIGS, columns, data_files_pattern
-
-CARD = "README.md"
-
-
-@dataclass(frozen=True)
-class ReadCard:
-    """README.md parsed once for every check that needs it (its YAML costs as much as a
-    few hundred rows): the card, or why there is none."""
-
-    card: DatasetCard | None
-    problem: str = ""
+from splice_dataset import (
+    CARD,
+    DEFAULT_CONFIG,
+    WRITTEN_CONFIGS,
+    CardInfo,
+    columns,
+    data_files_pattern,
+    read_card,
+)
 
 
-def read_card(root: Path) -> ReadCard:
-    path = root / CARD
-    if not path.is_file():
-        return ReadCard(None, "missing: the configs are defined by the card's YAML")
+def recorded_tolerance(card: CardInfo) -> float | None:
+    """The coverage tolerance the card says the build probed its sources with (None when
+    it says none, or nothing readable)."""
     try:
-        return ReadCard(DatasetCard.load(path))
-    except Exception as exc:  # the Hub's parser raises several kinds
-        return ReadCard(None, f"does not parse as a dataset card: {exc}")
+        return float(card.splice_build["tolerance"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
-def recorded_tolerance(root: Path, read: ReadCard | None = None) -> float:
-    """The coverage tolerance the build probed its sources with, from its card (the
-    default for a card that does not say)."""
-    try:
-        recorded = (read or read_card(root)).card.data.to_dict()["splice_build"]
-        return float(recorded["tolerance"])
-    except Exception:  # no card, no block, no value: the card checks report what is wrong
-        return COVERAGE_TOLERANCE
-
-
-def check_card(root: Path, shards: WriteResult, read: ReadCard | None = None) -> list[Problem]:
+def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) -> list[Problem]:
     """Compare the card with what the shards hold, computed by the very ``WriteResult``
-    methods and table formatting the card was rendered from (``read``: the card as
-    `read_card` gave it, if already read)."""
-    read = read or read_card(root)
-    if read.card is None:
-        return [Problem(CARD, read.problem)]
-    card = read.card
-    data = card.data.to_dict()
+    methods and table formatting the card was rendered from (``card``: the card as
+    `splice_dataset.read_card` gave it, if already read)."""
+    card = card or read_card(root)
+    if card.problem:
+        return [Problem(CARD, card.problem)]
+    data = card.data
     problems = check_origin(root, data.get("splice_build"))
     problems += _check_configs(data, shards.split)
     problems += check_fingerprint(data, shards)
     problems += _check_sizes(data, shards)
     problems += _check_table1(card.text, shards)
+    return problems
+
+
+def check_identity(card: CardInfo, computed: BuildDigests) -> list[Problem]:
+    """The card's digests of the rows (``splice_build.shard_digests``, ``config_digests``,
+    ``build_id``: see `identity`) against the ones the validation computed from the rows
+    it read: a shard whose rows changed after the build is named, and so is a card whose
+    identity is not its shards'."""
+    if card.problem:
+        return []
+    built = card.splice_build
+    if not card.build_id:
+        return [Problem(CARD, "splice_build.build_id: missing, so nothing can name this build")]
+    problems = []
+    for field_name, found in (
+        ("shard_digests", computed.shards),
+        ("config_digests", computed.configs),
+    ):
+        recorded = built.get(field_name)
+        recorded = recorded if isinstance(recorded, dict) else {}
+        for name in sorted(set(recorded) | set(found)):
+            want, got = recorded.get(name), found.get(name)
+            if want == got:
+                continue
+            where = name if got is not None else CARD
+            if want is None:
+                what = f"not in the card's splice_build.{field_name}"
+            elif got is None:
+                what = f"splice_build.{field_name} names {name}, which holds no rows read"
+            else:
+                what = (
+                    f"its rows' digest {got[:16]}... is not the card's splice_build."
+                    f"{field_name} {str(want)[:16]}...: a row changed after the build"
+                )
+            problems.append(Problem(where, what))
+    actual = build_id(computed.configs)
+    if card.build_id != actual:
+        problems.append(
+            Problem(
+                CARD,
+                f"splice_build.build_id {card.build_id[:16]}... but the rows give {actual[:16]}...",
+            )
+        )
     return problems
 
 
