@@ -31,6 +31,15 @@ def reseeded(demo_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=1, seed=1)
 
 
+def lmms_utils():
+    from tests.test_lmms_task import TASK_DIR
+
+    spec = importlib.util.spec_from_file_location("splice_lmms_utils_id", TASK_DIR / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    return utils
+
+
 def short(build: Path) -> str:
     return schema.read_card(build).build_id[:16]
 
@@ -169,11 +178,7 @@ def test_baselines_and_lmms_samples_carry_the_identity(demo_build, tmp_path, mon
     assert splice_main([*argv, "--out", str(out)]) == 0
     assert read_metadata(out)["build_id"] == schema.read_card(demo_build).build_id
 
-    from tests.test_lmms_task import TASK_DIR
-
-    spec = importlib.util.spec_from_file_location("splice_lmms_utils_id", TASK_DIR / "utils.py")
-    utils = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(utils)
+    utils = lmms_utils()
     monkeypatch.setenv(utils.DATA_ENV, str(demo_build))
     row = rows_of(demo_build, "text")[0]
     record = utils.process_results(row, ["<order>Video 1, Video 2</order>"])["binary_accuracy"]
@@ -184,3 +189,34 @@ def test_baselines_and_lmms_samples_carry_the_identity(demo_build, tmp_path, mon
 
     (run,) = read_runs([logged], per_file=True)
     assert run.sources[0].build_id == schema.read_card(demo_build).build_id
+
+
+def test_lmms_clip_and_probe_files_follow_the_clips_content(
+    demo_build, reseeded, tmp_path, monkeypatch
+):
+    """One clip cache and one frame cache shared by two builds with the same video ids and
+    other clips under each label (a rebuild under another seed): every clip file holds its
+    row's bytes, and each probe file was made from one clip's content only."""
+    import hashlib
+
+    from splice_eval import frame_cache
+    from tests.test_lmms_task import docs
+
+    utils = lmms_utils()
+    monkeypatch.setenv(utils.CLIP_CACHE_ENV, str(tmp_path / "clips"))
+    monkeypatch.setenv(frame_cache.CACHE_ENV, str(tmp_path / "frames"))
+    made_from: dict[str, set[str]] = {}
+    by_label: dict[tuple[str, int], set[str]] = {}
+    for build in (demo_build, reseeded):
+        raw = {r[schema.VIDEO_ID]: r for r in rows_of(build, "video")}
+        for doc in docs(build, "video", utils)[:3]:
+            clips = [c["bytes"] for c in raw[doc[schema.VIDEO_ID]][schema.CLIPS]]
+            assert [Path(p).read_bytes() for p in doc[schema.CLIPS]] == clips
+            for label, (clip, path) in enumerate(
+                zip(clips, utils.probed_visual(doc, "reversed"), strict=True), 1
+            ):
+                digest = hashlib.sha256(clip).hexdigest()
+                made_from.setdefault(path, set()).add(digest)
+                by_label.setdefault((doc[schema.VIDEO_ID], label), set()).add(digest)
+    assert any(len(d) > 1 for d in by_label.values())  # names alone would have collided
+    assert all(len(d) == 1 for d in made_from.values())

@@ -8,12 +8,23 @@ import re
 from pathlib import Path
 from typing import Any
 
-from splice_build.output.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.output.card import (
+    STAND_IN_NOTICE,
+    STAND_IN_TAG,
+    TABLE1_HEADER,
+    TABLE6_HEADER,
+    domain_table,
+    markdown_table,
+    stats_summary,
+    table1_rows,
+    table6_rows,
+)
 from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, bundled_sha256
 from splice_dataset import (
     CARD,
     DEFAULT_CONFIG,
@@ -47,6 +58,83 @@ def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) ->
     problems += check_fingerprint(data, shards)
     problems += _check_sizes(data, shards)
     problems += _check_table1(card.text, shards)
+    problems += check_facts(card, shards)
+    return problems
+
+
+# A card fact recorded twice (YAML and text) must agree; the text's provenance lines.
+_TEXT_ROW = r"^- \*\*{}:\*\* (.*?)\s*$"  # `card._provenance_block`'s lines
+
+
+def _text_row(text: str, name: str) -> str | None:
+    found = re.search(_TEXT_ROW.format(re.escape(name)), text, re.M)
+    return found[1].strip("`") if found else None
+
+
+def check_facts(card: CardInfo, shards: WriteResult) -> list[Problem]:
+    """Every fact the card states that the rows give, recomputed from them: the counts,
+    each config's download and dataset sizes, the statistics sentence, Table 6 and the
+    domain table; and the facts it states twice (seed, annotation sha256, stand-in) the
+    same in both places, the annotation sha256 against the bundled file when the card
+    names it. (The seed is also proven by the rows' shuffles: `full_config`.)"""
+    built, text = card.splice_build, card.text
+    problems = [
+        Problem(CARD, f"splice_build.{name} {built.get(name)!r} but the shards hold {real}")
+        for name, real in (("videos", shards.num_rows), ("clips", shards.num_clips))
+        if built.get(name) != real
+    ]
+    infos = card.data.get("dataset_info") or []
+    for info in infos if isinstance(infos, list) else [infos]:
+        config = info.get("config_name")
+        if config not in shards.config_shards:
+            continue
+        for name, real in (
+            ("download_size", shards.download_size(config)),
+            ("dataset_size", shards.num_bytes(config)),
+        ):
+            if info.get(name) != real:
+                what = f"dataset_info {config}: {name} {info.get(name)} but the shards' is {real}"
+                problems.append(Problem(CARD, what))
+    stats = compute_stats(shards.videos)
+    for name, part in (
+        ("the statistics sentence", stats_summary(stats)),
+        ("Table 6", markdown_table(TABLE6_HEADER, table6_rows(stats))),
+        ("the domain table", domain_table(stats)),
+    ):
+        if part.strip() not in text:
+            problems.append(Problem(CARD, f"{name} is not what the shards give:\n{part}"))
+    return problems + _check_twice_stated(card)
+
+
+def _check_twice_stated(card: CardInfo) -> list[Problem]:
+    built, text = card.splice_build, card.text
+    problems = []
+    for name, row in (("seed", "Seed"), ("annotations_sha256", "Annotation sha256")):
+        said = _text_row(text, row)
+        if str(built.get(name)) != said:
+            what = f"splice_build.{name} {built.get(name)!r} but its text says {said!r}"
+            problems.append(Problem(CARD, what))
+    named = _text_row(text, "Annotation file") or ""
+    if named.startswith(BUNDLED_ANNOTATIONS.name) and built.get("annotations_sha256") != (
+        bundled_sha256()
+    ):
+        problems.append(
+            Problem(CARD, f"splice_build.annotations_sha256 is not the sha256 of {named}")
+        )
+    said = {
+        "splice_build.stand_in": card.stand_in,
+        f"tag {STAND_IN_TAG}": STAND_IN_TAG in (card.data.get("tags") or []),
+        "the stand-in notice": STAND_IN_NOTICE.strip() in text,
+        "Source videos": _text_row(text, "Source videos") == "rendered stand-ins (demo)",
+    }
+    if len(set(said.values())) > 1:
+        problems.append(
+            Problem(
+                CARD,
+                "splice_build.stand_in disagrees with the card: "
+                + ", ".join(f"{k} {v}" for k, v in said.items()),
+            )
+        )
     return problems
 
 

@@ -30,6 +30,7 @@ from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
 from splice_build.output.validate.questions import QuestionsCheck
+from splice_build.output.validate.tars import TarCheck, check_tars, list_tars
 from splice_build.records import COVERAGE_TOLERANCE
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import (
@@ -40,6 +41,7 @@ from splice_dataset import (
     NUM_CLIPS,
     SPLIT,
     TEXT_QUESTION_CONFIGS,
+    WEBDATASET_DIR,
     WRITTEN_CONFIGS,
     CardInfo,
     columns,
@@ -78,6 +80,9 @@ def validate_report(
         paths[config], found = list_shards(root, shard_dir(config), split)
         problems += found
         report.shards[config] = len(paths[config])
+    tar_paths, found = list_tars(root, split)
+    problems += found
+    tars = [TarCheck(str(p), f"{WEBDATASET_DIR}/{p.name}") for p in tar_paths]
     card = read_card(root)
     rule = ClipRule(tolerance_rule(card, tolerance, problems), tolerance_frames, decode=not quick)
     manifest = _read_manifest(root, problems)
@@ -85,7 +90,11 @@ def validate_report(
     opened = {config: open_shards(config, paths[config], infos[config]) for config in paths}
     full_shards = opened[FULL_CONFIG]
     questions = [_questions_check(config, opened) for config in TEXT_QUESTION_CONFIGS]
-    parts = questions + _balanced(full_parts(full_shards, rule, manifest, verified), opened)
+    parts = (
+        questions
+        + tars
+        + _balanced(full_parts(full_shards, rule, manifest, verified, card.seed), opened)
+    )
     results: dict[tuple[str, int], PartResult] = {}
     bar = ClipProgress(_clip_count(paths[BAR_CONFIG]), enabled=progress)
     with ThreadPoolExecutor(1) as beside:
@@ -104,7 +113,9 @@ def validate_report(
     report.videos, report.clips = len(full.videos), full.clips
     for config in CONFIGS:
         if config != FULL_CONFIG:
-            problems += check_against_full(config, opened[config], results, full.seen)
+            where = full.where if CLIPS in columns(config) else None
+            problems += check_against_full(config, opened[config], results, full.seen, where)
+    problems += check_tars(tars, results, full.seen)
     for check in questions:
         problems += [p for shard in opened[check.config] for p in shard.problems]
         problems += results[check.key].problems
@@ -116,6 +127,10 @@ def validate_report(
     )
     problems += check_card(root, shards, card)
     problems += check_identity(card, _digests(opened, results, questions))
+    report.files = sorted(
+        [CARD, *(s.rel for shards in opened.values() for s in shards), *(t.rel for t in tars)]
+        + ([MANIFEST] if manifest is not None else [])
+    )
     return report
 
 

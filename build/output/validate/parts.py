@@ -31,6 +31,7 @@ from splice_build.output.stats import VideoStats
 from splice_build.output.validate.clips import clip_task, named
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
+from splice_build.stages.shuffle import answer_order, permutation
 from splice_dataset import (
     ANSWER,
     CLIPS,
@@ -112,6 +113,7 @@ class FullRule:
     rule: ClipRule
     imported: Mapping[str, tuple[ImportedClip, ...]] | None = None
     checked: Mapping[str, tuple[VerifiedClip, ...]] | None = None
+    seed: int | None = None  # the card's: each row's order is held to its shuffle
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class RowRecord:
     found: Found = ()  # the row's own problems, its clips' included (full config only)
     stats: VideoStats | None = None  # full config only
     identity: bool = False  # its answer order is 1..num_clips (full config only)
+    seeded: bool | None = None  # its order is the card seed's shuffle (None: no seed)
     num_clips: int = 0
     clips: int = 0  # clips the row holds
 
@@ -269,6 +272,9 @@ def _full_rows(
                 tuple(found + own + named(result)),
                 VideoStats.from_row(row),
                 identity=list(order) == list(range(1, n + 1)),
+                seeded=None
+                if full.seed is None
+                else list(order) == list(answer_order(permutation(full.seed, vid, len(order)))),
                 num_clips=n,
                 clips=len(row.get(CLIPS) or []),
             )
