@@ -299,7 +299,8 @@ def run(args: argparse.Namespace) -> int:
             run_question_baseline(args.data, config, args.format, args.seed)
             if asked
             else run_baseline(args.name, args.data, config, args.seed),
-            baseline_metadata(args.name, config, args.seed, build_id=build_id(args.data) or None)
+            baseline_metadata(args.name, config, args.seed)
+            | {"build_id": build_id(args.data) or None}  # the build answered
             | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks

@@ -313,7 +313,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
         f"probe {settings.probe}, format {settings.format}, "
-        f"out {args.out}",
+        f"build {(metadata['build_id'] or 'not identified')[:16]}, out {args.out}",
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}

@@ -220,3 +220,22 @@ def test_lmms_clip_and_probe_files_follow_the_clips_content(
                 by_label.setdefault((doc[schema.VIDEO_ID], label), set()).add(digest)
     assert any(len(d) > 1 for d in by_label.values())  # names alone would have collided
     assert all(len(d) == 1 for d in made_from.values())
+
+
+def test_an_unwritable_lmms_clip_cache_fails_no_doc(demo_build, tmp_path, monkeypatch, capsys):
+    from tests.test_frame_cache import read_only
+    from tests.test_lmms_task import docs
+
+    utils = lmms_utils()
+    cache = tmp_path / "clips"
+    cache.mkdir()
+    monkeypatch.setenv(utils.CLIP_CACHE_ENV, str(cache))
+    raw = {r[schema.VIDEO_ID]: r for r in rows_of(demo_build, "video")}
+    with read_only(cache):
+        made = docs(demo_build, "video", utils)[:2]
+    for doc in made:
+        clips = [c["bytes"] for c in raw[doc[schema.VIDEO_ID]][schema.CLIPS]]
+        assert [Path(p).read_bytes() for p in doc[schema.CLIPS]] == clips
+        assert not any(Path(p).is_relative_to(cache) for p in doc[schema.CLIPS])
+    said = [line for line in capsys.readouterr().err.splitlines() if "cannot be written" in line]
+    assert len(said) == 1 and str(cache) in said[0]
