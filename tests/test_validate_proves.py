@@ -210,3 +210,6 @@ def test_a_clip_changed_in_both_clip_configs_names_each_shard(build, capsys):
         pq.write_table(table.from_pylist(rows, schema=table.schema), build / rel, row_group_size=2)
     for rel in (VIDEO, FULL):
         refused(build, capsys, rf"^{re.escape(rel)}: its rows' digest", "shard_digests")
+    # decoded (no --quick), the clip itself is held to its row's segment: the row is named
+    found = validate(build)
+    assert any(p.file == FULL and p.row == 1 and "clip_durations" in p.what for p in found)
