@@ -399,6 +399,7 @@ def process_results_question(doc: dict[str, Any], results: list[str]) -> dict[st
         "raw_output": raw,
         "order": None if option is None else [option],
         "reference": {**answer, "labels": labels},
+        "build_id": build_id() or None,
     }
     return {name: record for name in QUESTION_METRICS}
 
