@@ -30,8 +30,12 @@ DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
 # driven by Playwright from .[test] with executable_path; Playwright never downloads a
 # browser here). Installed with apt when missing (CI runs as root); idempotent and quiet.
 CHROMIUM := /usr/bin/chromium
+# Debian's opencv-doc for the real sparse variable-rate source its example data holds,
+# tree.avi (tests find it with `dpkg -L opencv-doc`: tests/conftest.py's tree_avi). Installed
+# the same way; every Debian package ships its copyright file, the target's stamp.
+OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme chromium
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme chromium opencv-doc
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +55,13 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM)
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM)
+$(OPENCV_DOC):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq opencv-doc >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq opencv-doc >/dev/null; }
+
+opencv-doc: $(OPENCV_DOC)
+
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider

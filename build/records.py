@@ -134,6 +134,12 @@ MIN_FPS = 1.0
 # (`CutSettings.tolerance`'s default, the build's ``--tolerance``).
 COVERAGE_TOLERANCE = 1.0
 
+# Seconds of float rounding in step boundaries and timestamps: JSON written by other tools
+# holds 2.9000000000000004 where 2.9 was meant. Two steps touch when one ends within it of
+# where the next starts. THE tolerance of every comparison of step boundaries (ingest's
+# overlap and order checks, validate's segments) and of clip timestamps (clipcheck).
+ROUNDING = 1e-4
+
 
 def _paper_max_side() -> int:
     from splice_dataset import PAPER_MAX_SIDE
@@ -246,6 +252,7 @@ def cut_video_from_json(data: dict[str, Any]) -> CutVideo:
 
 __all__ = [
     "COVERAGE_TOLERANCE",
+    "ROUNDING",
     "Clip",
     "CutSettings",
     "CutVideo",

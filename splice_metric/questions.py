@@ -23,21 +23,31 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .order_parser import word_alternatives
+
 # splice_formats' QUESTION_FORMATS and LETTERS: copied, since the metric stands alone
 # (tests/test_formats.py checks that they agree).
 QUESTION_CONFIGS = ("pairwise", "choice")
 LETTERS = "ABCDEFGH"
 
-_TAG = re.compile(r"<\s*answer\s*>(.*?)<\s*/\s*answer\s*>", re.IGNORECASE | re.DOTALL)
+# Every scan below runs on an ASCII-lower-cased copy of the reply (same length, so its
+# positions hold in the reply), case-sensitively, with each word's look-behind after it: the
+# scans then start at the words' letters, so a reply of any length is read in linear time.
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_TAG_MARK = re.compile(r"<\s*(/?)\s*answer\s*>")
+_CUE_WORD = word_alternatives("answer", "option", "choice", before=r"\w")
+_OPTION_WORD = word_alternatives("option", before=r"\w")
 _CUE = re.compile(
-    r"\b(?:answer|option|choice)\b\s*(?:is|would be|:)?\s*[:\-]?\s*(.{1,60})", re.IGNORECASE
+    rf"(?:{_CUE_WORD})\b"
+    r"\s*(?:is|would be|:)?\s*[:\-]?\s*(.{1,60})"
 )
-# "the second clip happened first": the statement's subject is the answer
-_STATEMENT = re.compile(
-    r"([^.\n]{1,60}?)\s+(?:happened|happens|came|comes|occurred|occurs|was|is)\s+"
-    r"(?:first|earlier)\b",
-    re.IGNORECASE,
-)
+_NUMBERED = re.compile(rf"(?:{_OPTION_WORD})\s*(\d+)\b")
+_VERBS = ("happened", "happens", "came", "comes", "occurred", "occurs", "was", "is")
+# "the second clip happened first": the statement's subject (60 characters at most, within
+# its sentence, before the verb) is the answer
+_VERB = word_alternatives(*_VERBS, before=r"\S")  # after a space, past a subject
+_STATEMENT = re.compile(rf"(?:{_VERB})\s+(?:first|earlier)\b")
+_SUBJECT_MAX = 60
 _OPTION_NUMBER = re.compile(r"^\W*option\s*(\d+)\b", re.IGNORECASE)
 _CLIP = re.compile(r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]*(\d+)(?![0-9])", re.IGNORECASE)
 _ORDINAL = re.compile(r"\b(first|second|1st|2nd)\b", re.IGNORECASE)
@@ -48,17 +58,48 @@ _CAME_FIRST = re.compile(
 )
 
 
+def _last_tag(low: str) -> tuple[int, int] | None:
+    """Where the content of the last ``<answer>...</answer>`` is (an opening tag pairs with
+    the next closing one), found in one pass."""
+    last, opened = None, None
+    for mark in _TAG_MARK.finditer(low):
+        if not mark.group(1):
+            opened = mark.end() if opened is None else opened
+        elif opened is not None:
+            last, opened = (opened, mark.start()), None
+    return last
+
+
+def _last_statement(text: str, low: str) -> str | None:
+    """The subject of the last "... happened first" statement (what stands before its verb
+    in its sentence, 60 characters at most), or None."""
+    verb = None
+    for verb in _STATEMENT.finditer(low):  # noqa: B007 (the last one is wanted)
+        pass
+    if verb is None:
+        return None
+    end = len(low[: verb.start()].rstrip())  # the subject ends where the spaces start
+    start = max(0, end - _SUBJECT_MAX)
+    start = max(start, low.rfind(".", start, end) + 1, low.rfind("\n", start, end) + 1)
+    return text[start:end] if start < end else None
+
+
 def _blocks(text: str) -> list[str]:
     """Where an answer is looked for, most explicit first: the last tag, the last cue, the
     whole reply when it is short."""
-    tags = _TAG.findall(text)
-    if tags:
-        return [tags[-1]]
-    numbered = re.findall(r"\boption\s*(\d+)\b", text, re.IGNORECASE)  # the cue keeps its word
-    cues = [f"option {numbered[-1]}"] if numbered else _CUE.findall(text)
-    statements = _STATEMENT.findall(text)
-    out = [cues[-1]] if cues else []
-    out += [statements[-1]] if statements else []
+    low = text.translate(_LOWER)
+    tag = _last_tag(low)
+    if tag is not None:
+        return [text[tag[0] : tag[1]]]
+    numbered = _NUMBERED.findall(low)  # the cue keeps its word
+    cue = None
+    for cue in _CUE.finditer(low):  # noqa: B007 (the last one is wanted)
+        pass
+    out = (
+        [f"option {numbered[-1]}"] if numbered else [text[cue.start(1) : cue.end(1)]] if cue else []
+    )
+    statement = _last_statement(text, low)
+    out += [statement] if statement else []
     return out + ([text] if len(text.strip()) <= _SHORT else [])
 
 

@@ -1,16 +1,14 @@
-"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its sibling
-``questions.py``; numpy, datasets, evaluate only). ``parse_order`` is the one parser of order
-answers. Metrics as in Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
+"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its
+siblings ``order_parser.py`` and ``questions.py``; numpy, datasets, evaluate only).
+``parse_order`` (from ``order_parser``) is the one parser of order answers. Metrics as in
+Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
-import json
 import math
-import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -18,6 +16,7 @@ import datasets
 import evaluate
 import numpy as np
 
+from .order_parser import parse_order
 from .questions import QUESTION_CONFIGS, metric_features, question_scorer, storable
 
 _CITATION = """\
@@ -129,166 +128,6 @@ BASELINE_SAMPLES = 20_000
 # can never equal a reference label because references may not hold it.
 _NOT_A_LABEL = int(np.iinfo(np.int64).min)
 _INT64_MAX = int(np.iinfo(np.int64).max)
-
-# --- parse_order -------------------------------------------------------------------------
-
-_TAG = re.compile(r"<\s*/?\s*order\s*>", re.IGNORECASE)
-_CLIP_WORD = r"(?:random_part|video|clip|part|segment)[\s_#:.-]*"
-_REFERENCE = re.compile(rf"(?<![a-z0-9]){_CLIP_WORD}(\d+|[a-z])(?![a-z0-9])", re.IGNORECASE)
-# a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
-_SEPARATORS = re.compile(r"(?:->|=>|→|⟶|➔|>|,|;|\||\s|(?<=[\w\s])[-–—](?=[\w\s]))+")
-_BRACKETS = re.compile(r"[\[\](){}\"'`*]")
-_FILLER = frozenset({"then", "and", "finally", "next", "first"})
-_LINE_START = re.compile(r"^[\s\-*•>#]*(\d+|[a-z])(?![a-z0-9.])", re.IGNORECASE)
-
-
-def parse_order(text: str | None) -> list[int] | None:
-    """Read a model's answer as a list of clip labels, or None when it cannot be read.
-
-    The answer is the last non-empty ``<order>...</order>`` block. Tags pair up left to
-    right, whatever their kind, so the malformed blocks the official SPLICE scripts accept
-    count too (``<order>...<order>``, ``</order>...</order>``); an unclosed last block runs
-    to the end of the text. Inside it, JSON wins (below), then explicit references
-    (``Video 3``, ``Clip 3``, ``random_part_3``, ``Video c``), then a plain sequence of
-    numbers or letters (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c, a, b`` with a = 1), then lines
-    that start with a label (``Video 2 - [label]``, ``2 - cut the oranges``). Letters count
-    only when they are among the first k letters of a k-label answer. Text without tags
-    must be JSON, such a sequence or list on its own, state its order last (``The correct
-    order is: Video 3, Video 1, Video 2.``, ``Final answer: 3-1-2``), or name each clip once.
-
-    JSON answers, bare or in a code fence: an object anywhere in the text whose
-    ``order`` (at any depth) is a list of labels (``[2, 3, 1]``, ``["Video 2", ...]``)
-    or a string read as above; or a list of labels that is the whole answer or the whole
-    of a code fence. The last such value counts.
-
-    >>> parse_order("Sure! <order>Video 3, Video 1, Video 2</order>")
-    [3, 1, 2]
-    >>> parse_order("<order>c, a, d, b</order>")
-    [3, 1, 4, 2]
-    >>> parse_order("<order>1, 2</order> on reflection: <order>2 -> 1</order>")
-    [2, 1]
-    >>> parse_order("<order>Video 2, Video 3, Video 1<order>")
-    [2, 3, 1]
-    >>> parse_order('```json {"order": ["Video 2", "Video 1"]} ```')
-    [2, 1]
-    >>> parse_order("I cannot tell.") is None
-    True
-    """
-    if not isinstance(text, str):
-        return None
-    parts = _TAG.split(text)
-    if len(parts) == 1:
-        return _parse_block(text, tagged=False)
-    # tags pair up left to right: blocks are every second part (the last one maybe unclosed)
-    block = next((b for b in reversed(parts[1::2]) if b.strip()), None)
-    return None if block is None else _parse_block(block, tagged=True)
-
-
-def _parse_block(block: str, *, tagged: bool) -> list[int] | None:
-    if tagged:
-        attempts = (_from_json, _from_references, _from_sequence, _from_lines)
-    else:  # untagged text is read more warily (see parse_order)
-        once = functools.partial(_from_references, each_once=True)
-        attempts = (_from_json, _from_sequence, _from_lines, _final_statement, once)
-    return next(filter(None, (attempt(block) for attempt in attempts)), None)
-
-
-_CUE = re.compile(r"\b(?:order|answer|sequence)\b[^.:\n]{0,40}?(?:\bis\b|\bbe\b|:)|:", re.I)
-_LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
-
-
-def _final_statement(block: str) -> list[int] | None:
-    """The last order stated after a cue ("the order is", "answer:", ":") to the end of its
-    sentence (not starting with a label: a remark), if a permutation no "final" one denies."""
-    stated = []  # (called final?, the order read)
-    for cue in _CUE.finditer(block):
-        text = re.split(r"[.!?](?=\s|$)|\n", block[cue.end() :], maxsplit=1)[0]
-        if re.match(_LABEL_FIRST, text, re.I):
-            final = "final" in block[max(0, cue.start() - 12) : cue.end()].lower()
-            stated.append((final, _from_sequence(_REFERENCE.sub(r" \1 ", text))))
-    order = stated[-1][1] if stated else None
-    settled = order and len(order) > 1 and all(got == order for final, got in stated if final)
-    return order if settled and sorted(order) == list(range(1, len(order) + 1)) else None
-
-
-_FENCE = re.compile(r"```[ \t]*(?:json|javascript|js)?[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
-_JSON_ITEM = re.compile(rf"\s*(?:{_CLIP_WORD})?(\d+|[a-z])\s*", re.IGNORECASE)
-_JSON_MAX_OBJECTS = 200  # objects tried per answer, from its end: bounds the cost of junk
-_JSON_MAX_DEPTH = 3
-_DECODER = json.JSONDecoder()
-
-
-def _from_json(block: str) -> list[int] | None:
-    """The order of the last JSON value in the block that holds one (see parse_order)."""
-    if "{" not in block and "[" not in block:
-        return None
-    found: list[Any] = []  # a bare list counts only as the whole answer or a whole fence
-    for whole in [block, *(m.group(1) for m in _FENCE.finditer(block))]:
-        with contextlib.suppress(ValueError):
-            found.append(json.loads(whole))
-    starts = [m.start() for m in re.finditer(r"\{", block)][-_JSON_MAX_OBJECTS:]
-    end = -1
-    for at in starts:
-        if at >= end:  # not inside an object already decoded
-            with contextlib.suppress(ValueError):
-                value, end = _DECODER.raw_decode(block, at)
-                found.append(value)
-    return next(filter(None, (_order_of_json(value, 0) for value in reversed(found))), None)
-
-
-def _order_of_json(value: Any, depth: int) -> list[int] | None:
-    if isinstance(value, list):
-        return _json_labels(value)
-    if not isinstance(value, dict) or depth > _JSON_MAX_DEPTH:
-        return None
-    for key, item in value.items():
-        if isinstance(key, str) and key.strip().lower() == "order":
-            if isinstance(item, str):
-                return _parse_block(item, tagged=True)
-            return _json_labels(item) if isinstance(item, list) else None
-    nested = (_order_of_json(item, depth + 1) for item in value.values() if isinstance(item, dict))
-    return next(filter(None, nested), None)
-
-
-def _json_labels(items: list[Any]) -> list[int] | None:
-    """Labels of a list of non-negative ints or clip names ("Video 2", "2", "b"), else None."""
-    tokens = []
-    for item in items:
-        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
-            tokens.append(str(item))
-        elif isinstance(item, str) and (m := _JSON_ITEM.fullmatch(item)):
-            tokens.append(m.group(1))
-        else:
-            return None
-    return _same_kind(tokens)
-
-
-def _same_kind(tokens: list[str]) -> list[int] | None:
-    """Labels when the tokens are all numbers, or all letters among the first len(tokens)
-    letters (so an echoed placeholder "Video X, Video Y" is not read as 24, 25)."""
-    if tokens and all(t.isdigit() for t in tokens):
-        return [int(t) for t in tokens]
-    labels = [ord(t.lower()) - ord("a") + 1 for t in tokens if t.isalpha()]
-    return labels if tokens and len(labels) == len(tokens) >= max(labels) else None
-
-
-def _from_references(block: str, each_once: bool = False) -> list[int] | None:
-    found = [m.group(1) for m in _REFERENCE.finditer(block)]
-    order = _same_kind([t for t in found if t.isdigit()] or found)
-    return None if each_once and order and len(set(order)) < len(order) else order
-
-
-def _from_sequence(block: str) -> list[int] | None:
-    tokens = _SEPARATORS.split(_BRACKETS.sub(" ", block))
-    tokens = [t for t in tokens if t and t.lower() not in _FILLER]
-    readable = all(t.isdecimal() or (len(t) == 1 and t.isascii() and t.isalpha()) for t in tokens)
-    return _same_kind(tokens) if readable else None
-
-
-def _from_lines(block: str) -> list[int] | None:
-    starts = [_LINE_START.match(line) for line in block.splitlines() if line.strip()]
-    return _same_kind([m.group(1) for m in starts]) if len(starts) > 1 and all(starts) else None
-
 
 # --- input checks -------------------------------------------------------------------------
 

@@ -198,3 +198,33 @@ def tiny_videos(tmp_path_factory: pytest.TempPathFactory) -> list:
 def make_tiny_video():
     """`make_tiny_shuffled_video(root, video_id, num_clips, domain=...)` for custom sets."""
     return make_tiny_shuffled_video
+
+
+# Debian's opencv-doc ships tree.avi among its example data: real sparse variable-rate
+# footage (Cinepak, nominal 15 fps, 68 frames over 29.6 s, frames 5 to 11 ticks apart).
+OPENCV_DOC = "opencv-doc"
+
+
+@pytest.fixture(scope="session")
+def tree_avi(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tree.avi`` as Debian's ``opencv-doc`` installs it, found with ``dpkg -L`` (plain or
+    gzip'd; `make test` installs the package)."""
+    import gzip
+    import shutil
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["dpkg", "-L", OPENCV_DOC], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+    except FileNotFoundError:
+        listed = []
+    found = [Path(p) for p in listed if Path(p).name in ("tree.avi", "tree.avi.gz")]
+    if not found:
+        pytest.skip(f"tree.avi missing (Debian package {OPENCV_DOC}; make test installs it)")
+    if found[0].suffix != ".gz":
+        return found[0]
+    plain = tmp_path_factory.mktemp("opencv-doc") / "tree.avi"
+    with gzip.open(found[0], "rb") as src, plain.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return plain

@@ -6,6 +6,7 @@ and clip frames are identified by their pixels, not by the cutter's own report.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from splice_build.records import CutSettings, SkipVideo
 from splice_build.running.worker import check_clips
@@ -599,3 +602,128 @@ def test_avi_with_b_frames_follows_the_players_timeline(tmp_path, monkeypatch, c
         assert got == want, (begin, stop)
         assert clip.first_time == pytest.approx(float(shown[want[0]]) if begin else 0.1)
     assert [read_index(f) for f in clip_frames(cut.clips[1].path)] == list(range(9, 19))
+
+
+# Segments of a COIN entry for tree.avi (29.6 s): step 4 is [22.0, 28.5), the issue's.
+TREE_SEGMENTS = [(2.0, 6.0), (8.0, 12.0), (14.0, 20.0), (22.0, 28.5)]
+
+
+def _player_frames(path: Path) -> list[tuple[Fraction, int]]:
+    """(time a player shows it, pts) of each frame, by PyAV alone: frame time minus the
+    container's start, independently of the cutter."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        origin = Fraction(container.start_time or 0, 1_000_000)
+        return [
+            (frame.pts * stream.time_base - origin, frame.pts) for frame in container.decode(stream)
+        ]
+
+
+def test_real_sparse_vfr_tree_avi_clips_meet_their_own_rule(tree_avi, tmp_path):
+    """Issue 31, defect 6: step 4 [22.0, 28.5) of Debian's tree.avi came out 6.600 s
+    against 6.500 s and the video was dropped. Every clip now meets the rule the worker and
+    validate apply, lasts its segment within one clip frame, and holds exactly the source
+    frames a player shows in its segment (the first one at or after its start)."""
+    timeline = _player_frames(tree_avi)
+    assert len(timeline) == 68  # the real file, as the issue describes it
+    gaps = {b - a for (_, a), (_, b) in zip(timeline, timeline[1:], strict=False)}
+    assert min(gaps) == 5 and max(gaps) == 11  # ticks of 1/15 s: sparse and variable
+    probed, cut = _cut(tree_avi, tmp_path, TREE_SEGMENTS)
+    check_clips(cut, DEFAULT.tolerance)  # raised SkipVideo("validate", ... 6.600 s ...)
+    for clip, (start, stop) in zip(cut.clips, TREE_SEGMENTS, strict=True):
+        assert abs(clip.duration - (stop - start)) <= 1 / 15 + 1e-6, (start, stop)
+        shown = [t for t, _ in timeline if Fraction(repr(start)) <= t < Fraction(repr(stop))]
+        assert clip.first_time == pytest.approx(float(shown[0]), abs=1e-6)
+        assert clip.last_time == pytest.approx(float(shown[-1]), abs=1e-6)
+
+
+class _ListReader:
+    """Frames (pts, None) from a list, with the two calls ``_slots`` makes of a FrameReader."""
+
+    def __init__(self, pts: list[int]):
+        self.pts, self.held = pts, None
+
+    def frames_from(self, start: int):
+        for p in self.pts:
+            if p >= start:
+                yield (p, None)
+
+    def push_back(self, item) -> None:
+        self.held = item
+
+
+# the old cutter (bounds rounded up to whole ticks) cut these 1.8 s for 1.868 s, 1.6 s for 1.53 s
+@example(
+    25,
+    Fraction(15),
+    [
+        12,
+        11,
+        11,
+        11,
+        10,
+        1,
+        4,
+        3,
+        9,
+        8,
+        6,
+        12,
+        12,
+        7,
+        10,
+        7,
+        12,
+        8,
+        9,
+        9,
+        5,
+        7,
+        9,
+        7,
+        5,
+        2,
+        12,
+        10,
+        10,
+        12,
+    ],
+    1292,
+    1868,
+)
+@example(
+    25,
+    Fraction(1_000_000, 66_667),
+    [2, 3, 3, 3, 9, 12, 1, 12, 3, 9, 8, 10, 3, 1, 2, 1, 12, 5, 6, 8, 7, 5, 6, 5, 4, 6, 4, 9, 4, 5],
+    2714,
+    1530,
+)
+@settings(max_examples=300, deadline=None)
+@given(
+    ticks_per_second=st.sampled_from([15, 25, 90_000, 1000]),
+    nominal=st.sampled_from(
+        [Fraction(1_000_000, 66_667), Fraction(15), Fraction(30_000, 1001), Fraction(25)]
+    ),
+    gaps=st.lists(st.integers(1, 12), min_size=30, max_size=80),
+    start_ms=st.integers(0, 4000),
+    length_ms=st.integers(1000, 6000),
+)
+def test_slots_last_their_step_within_one_slot(
+    ticks_per_second, nominal, gaps, start_ms, length_ms
+):
+    """Whatever the ticks and the nominal rate (tree.avi's 1/14.99993 s ticks at 15 fps, and
+    the other way round), a step whose source continues past it gets slots lasting its
+    length within one slot: clipcheck's rule, so the cutter never makes a clip its own rule
+    drops (issue 31, defect 6)."""
+    time_base = Fraction(1, ticks_per_second) if ticks_per_second != 15 else 1 / nominal
+    rate = min(nominal, 1 / time_base) if ticks_per_second in (15, 25) else nominal
+    unit = max(1, round(1 / (rate * time_base)))  # a frame gap of k source frames
+    pts = list(itertools.accumulate([0] + [g * unit for g in gaps]))
+    start = Fraction(start_ms, 1000) / time_base
+    end = start + Fraction(length_ms, 1000) / time_base
+    if pts[-1] <= end or not [p for p in pts if start <= p < end]:
+        return  # the source must run past the step, and the step hold a frame
+    plan = cut_module._Plan(time_base=time_base, origin=0, rate=rate, size=(16, 16))
+    count = sum(1 for _ in cut_module._slots(_ListReader(pts), plan, start, end))
+    length = Fraction(length_ms, 1000)
+    assert abs(count / rate - length) <= 1 / rate, (count, float(count / rate), float(length))

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from splice_build.errors import UserError
-from splice_build.records import Step
+from splice_build.output.validate.rows import check_answer
+from splice_build.records import ROUNDING, Step
 from splice_build.stages import taxonomy
 from splice_build.stages.ingest import SEGMENT_TOLERANCE, IngestResult, load_annotations
+from splice_dataset import ANSWER
 
 BASE = "4MiubN1oQkg"  # a real ArcWeld video: 3 steps with gaps between them, 180.02 s
 OTHERS = ("cam-KNnddec", "-LhNzREgSIU")  # real entries that must survive any corruption
@@ -97,6 +99,34 @@ def test_one_real_entry_field_by_field(real: IngestResult, raw_db: dict[str, Any
 def test_touching_steps_are_accepted(real: IngestResult) -> None:
     touching = [e for e in real.entries if any(a.end == b.start for a, b in pairwise(e.steps))]
     assert len(touching) > 100
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kept"),
+    [
+        ([0.5, 2.9000000000000004], [2.9, 4.1], True),  # float noise, as other tools write JSON
+        ([0.5, 2.9], [2.8999999999999995, 4.1], True),
+        ([0.5, 2.9 + ROUNDING / 2], [2.9, 4.1], True),
+        ([0.5, 2.9 + 3 * ROUNDING], [2.9, 4.1], False),  # a real overlap
+        ([0.5, 3.0], [2.9, 4.1], False),
+    ],
+)
+def test_step_boundaries_share_validates_tolerance(
+    tmp_path: Path, raw_db: dict[str, Any], first: list[float], second: list[float], kept: bool
+) -> None:
+    """Issue 31, defect 5: touching steps with float noise were skipped at ingest as an
+    overlap while validate allows ROUNDING; ingest keeps exactly what validate's row check
+    accepts."""
+    entry = copy.deepcopy(raw_db[BASE])
+    entry["annotation"][0]["segment"] = first
+    entry["annotation"][1]["segment"] = second
+    result = load_annotations(_write(tmp_path, {BASE: entry}))
+    assert (len(result.entries) == 1) is kept, result.skips
+    segments = [{"start": s, "end": e} for s, e in (first, second)]
+    row_problems = check_answer(
+        {ANSWER: {"order": [1, 2], "segments": segments, "step_ids": [1, 2]}}, 2
+    )
+    assert (row_problems == []) is kept, row_problems
 
 
 # --- aliases ---------------------------------------------------------------------------

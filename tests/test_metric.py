@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import splice_metric
 import splice_metric.splice_metric as module
-from splice_metric import METRICS, expected_random, random_baseline, score
+from splice_metric import METRICS, expected_random, order_parser, random_baseline, score
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "splice_metric"
@@ -106,9 +106,11 @@ def test_load_offline_by_bare_name(tmp_path: Path) -> None:
 
 def test_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # the examples load the metric by its bare name
-    outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert outcome.attempted >= 15
-    assert outcome.failed == 0
+    outcomes = [
+        doctest.testmod(m, optionflags=doctest.ELLIPSIS) for m in (module, order_parser)
+    ]  # the metric's examples and its parser's (a sibling module)
+    assert sum(o.attempted for o in outcomes) >= 20
+    assert sum(o.failed for o in outcomes) == 0
 
 
 def test_metric_file_imports_only_what_a_space_has() -> None:
@@ -129,7 +131,7 @@ def test_metric_file_imports_only_what_a_space_has() -> None:
                 files += [sibling] if sibling not in seen else []
             else:
                 assert target.split(".")[0] in allowed, line
-    assert seen == {"splice_metric.py", "questions.py"}
+    assert seen == {"splice_metric.py", "order_parser.py", "questions.py"}
 
 
 def test_package_reexports_the_module() -> None:
@@ -225,6 +227,55 @@ def test_unparsed_and_invalid_are_counted_apart() -> None:
         got = metric.compute()
         assert got["unparsed_rate"] == pytest.approx(2 / 7), config
         assert got["invalid_rate"] == pytest.approx(5 / 7), config
+
+
+def test_degenerate_text_is_counted_unparsed_not_raised() -> None:
+    """Issue 31, defect 8: a thousand ``[`` raised RecursionError out of ``compute`` and a
+    long looping answer took seconds each; both are unparsed rows of a finished score, by the
+    loaded metric (evaluate's copy of the folder) as by ``score``."""
+    loop = ("Video 1: the person cuts. Answer: Step 2: then: Video 3: wait: " * 600)[:32_768]
+    preds = [
+        "[" * 1_000,
+        "{" * 5_000,
+        loop,
+        "x: " * 70_000,
+        "<order>Video 1: third, Video 2: first, Video 3: second</order>",
+    ]
+    refs = [[1, 2], [2, 1], [1, 2, 3], [1, 2, 3], [2, 3, 1]]
+    r = score(preds, refs)
+    assert r["unparsed_rate"] == pytest.approx(4 / 5)
+    assert r["binary_accuracy"] == pytest.approx(1 / 5)  # the position form read right
+    metric = evaluate.load(str(METRIC_DIR), "text")
+    got = metric.compute(predictions=preds, references=refs)
+    assert got["unparsed_rate"] == pytest.approx(4 / 5)
+    assert got["binary_accuracy"] == pytest.approx(1 / 5)
+
+
+def test_lmms_process_results_reads_degenerate_answers() -> None:
+    """The lmms-eval task's ``process_results`` stopped a whole evaluation on a thousand
+    ``[``: each such answer is an unparsed record, and the records score."""
+    import importlib.util
+
+    import splice_dataset as schema
+
+    spec = importlib.util.spec_from_file_location(
+        "splice_lmms_utils_metric", REPO / "lmms_eval_tasks" / "splice" / "utils.py"
+    )
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    answers = ["[" * 1_000, ":" * 32_768, "Video 1: second\nVideo 2: first"]
+    records = []
+    for i, answer in enumerate(answers):
+        doc = {
+            schema.VIDEO_ID: f"v{i}",
+            schema.CAPTIONS: ["a", "b"],
+            schema.ANSWER: {"order": [2, 1]},
+        }
+        records.append(utils.process_results(doc, [answer])["binary_accuracy"])
+    assert [r["order"] for r in records] == [None, None, [2, 1]]
+    result = utils.score_records(records)
+    assert result["unparsed_rate"] == pytest.approx(2 / 3)
+    assert result["binary_accuracy"] == pytest.approx(1 / 3)
 
 
 def test_one_clip() -> None:

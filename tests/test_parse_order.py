@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import doctest
+import json
+from pathlib import Path
+
 import pytest
 
-from splice_metric import parse_order
+from splice_metric import order_parser, parse_order
 
 
 @pytest.mark.parametrize(
@@ -187,3 +191,87 @@ def test_reads_the_final_stated_order(text: str, expected: list[int]) -> None:
 )
 def test_ambiguous_final_orders_stay_unparsed(text: str) -> None:
     assert parse_order(text) is None
+
+
+# --- issue 31: a corpus of answers models give, read right or left unparsed --------------------
+
+CORPUS = Path(__file__).parent / "data" / "answers_corpus.jsonl"
+CORPUS_ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("row", CORPUS_ROWS, ids=[r["form"] for r in CORPUS_ROWS])
+def test_corpus_of_real_answers(row: dict) -> None:
+    """Each answer is read as the order it means or, where that cannot be told, unparsed:
+    never as another order (position-per-clip forms, relational prose, corrections)."""
+    expected = None if row["expected"] == "unparsed" else row["expected"]
+    assert parse_order(row["answer"]) == expected
+
+
+def test_corpus_covers_the_issue_forms() -> None:
+    forms = " ".join(r["form"] for r in CORPUS_ROWS)
+    for needed in ("position per clip", "relational", "correction", "lone letter", "empty"):
+        assert needed in forms
+    assert len(CORPUS_ROWS) >= 40
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("A", None), ("B", None), ("a", None), ("<order>A</order>", None), ("A, B", [1, 2])],
+)
+def test_a_lone_letter_is_not_an_order(text: str, expected: list[int] | None) -> None:
+    """Issue 30, wall 10: "A" was [1] while "B" was None; a lone letter is a choice."""
+    assert parse_order(text) == expected
+
+
+def test_position_words_for_every_clip_count() -> None:
+    """The "Video k: first/second/..." form of every right answer reads as that answer."""
+    for n in range(2, 8):
+        truth = list(range(n, 0, -1))  # clip n first
+        words = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh"]
+        pairs = ", ".join(f"Video {clip}: {words[truth.index(clip)]}" for clip in range(1, n + 1))
+        assert parse_order(f"<order>{pairs}</order>") == truth
+        assert parse_order(pairs.replace(", ", "\n")) == truth
+
+
+# --- issue 31, defect 8: degenerate answers end, and never raise ------------------------------
+
+LOOP = ("Video 1: the person cuts. Answer: Step 2: then: Video 3: wait: " * 600)[:32_768]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 1_000,
+        "[" * 100_000,
+        "{" * 5_000,
+        '{"order": ' * 3_000,
+        '{"a": [' * 2_000,
+        "```json\n" + "[" * 5_000 + "\n```",
+        "<order>" + "[" * 5_000 + "</order>",
+        LOOP,
+        ":" * 200_000,
+        ("Video 1: 3, " * 20_000)[:200_000],
+        "x" * 200_000,
+        "<order>" * 30_000,
+        "```" + "a" * 200_000,
+        "Final answer: 1, 2, 3. " * 9_000,
+    ],
+    ids=lambda t: f"{t[:12]!r}x{len(t)}",
+)
+def test_degenerate_answers_end_without_raising(text: str) -> None:
+    """A thousand ``[`` raised RecursionError and a long looping answer took 20 s: every
+    such answer is read (or not) at once. Time is measured in bench/parse.py, not here."""
+    got = parse_order(text)
+    assert got is None or all(isinstance(x, int) for x in got)
+
+
+def test_a_long_loop_is_unparsed_and_a_repeated_order_is_read() -> None:
+    assert parse_order(LOOP) is None
+    assert parse_order("[" * 1_000) is None
+    assert parse_order("Final answer: 3, 1, 2. " * 9_000) == [3, 1, 2]
+
+
+def test_the_parsers_doctests_run() -> None:
+    outcome = doctest.testmod(order_parser)
+    assert outcome.attempted >= 7
+    assert outcome.failed == 0

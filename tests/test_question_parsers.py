@@ -78,3 +78,41 @@ def test_evaluate_loads_the_question_configs(config):
     answers = ["<answer>Video 4</answer>", 2] if config == "pairwise" else ["<answer>A</answer>", 2]
     result = metric.compute(predictions=answers, references=refs)
     assert result["accuracy"] == 0.5 and result["chance"] == 0.5 and result["count"] == 2
+
+
+# --- issue 31, defect 8: degenerate replies end at once and never raise ------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        ("The answer is: " * 20_000)[:200_000],
+        "a" * 200_000,
+        "x happened first " * 12_000,
+        "option " * 30_000,
+        "<answer>" * 30_000,
+        " " * 200_000 + "happened first",
+        "<answer>" + "Video 1 came first " * 10_000 + "</answer>",
+    ],
+    ids=lambda t: f"{t[:10]!r}x{len(t)}",
+)
+def test_degenerate_replies_end_without_raising(text):
+    """The option parsers scanned every start of a long reply for a 60-character subject
+    (seconds per 200 kB reply); they are linear now. Time is in bench/parse.py."""
+    assert parse_choice(text, 4) in (None, 1, 2, 3, 4)
+    assert parse_pairwise(text, [1, 2]) in (None, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<answer>A</answer> <answer>B", 1),  # an unclosed last tag: the last closed one
+        ("Then the ANSWER IS C", 3),
+        ("Well.\nClip 5 came  first", 2),
+    ],
+)
+def test_tags_cues_and_statements_as_before(text, expected):
+    labels = [3, 5]
+    got = parse_pairwise(text, labels) if "Clip" in text else parse_choice(text, 4)
+    assert got == expected

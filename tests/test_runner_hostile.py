@@ -438,3 +438,57 @@ def test_sigterm_keeps_answers_and_rerun_resumes(demo_build, tmp_path):
         assert cli(text_argv(demo_build, server.url, out)) == 0
         asked = len(server.requests)
     assert asked == len(rows) - 1
+
+
+# --- issue 31, defect 8: degenerate answers are rows, and SIGTERM stops a run reading them ------
+
+LOOPING = ("Video 1: the person cuts. Answer: Step 2: then: Video 3: wait: " * 4_000)[:200_000]
+
+
+def test_degenerate_answer_is_an_unparsed_row_not_an_error(tmp_path):
+    """A thousand ``[`` raised RecursionError in the parser: the row was stored as an
+    internal error and asked again on every rerun. It is an answered, unparsed row."""
+    for i, answer in enumerate(["[" * 1_000, "{" * 5_000, LOOPING]):
+        out = tmp_path / f"p{i}.jsonl"
+        run_jobs(
+            jobs_for(["v"], 2),
+            lambda m, answer=answer: CallResult(answer, None, 1),
+            out=out,
+            config="text",
+            model="m",
+        )
+        (pred,) = read_predictions(out)
+        assert pred.order is None and "error" not in pred.extra, pred.extra
+        assert pred.raw_output
+
+
+def test_sigterm_stops_a_run_whose_answers_are_200kb_loops(demo_build, tmp_path):
+    """One 200 kB looping answer kept `splice run` parsing past 150 s, and SIGTERM did not
+    stop it within 30 s: every answer here is such a loop, and the run ends on SIGTERM with
+    its answered rows kept (each unparsed)."""
+    out = tmp_path / "loops.jsonl"
+    with FakeOpenAIServer(lambda request: Reply(content=LOOPING)) as server:
+        env = {**os.environ, "OPENAI_API_KEY": SECRET}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "splice_build.cli", "run"]
+            + text_argv(demo_build, server.url, out, "--concurrency", "2"),
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # wait for a first answered row in the file
+                if out.exists() and len(out.read_text().splitlines()) > 1:
+                    break
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+    assert proc.returncode != 0
+    preds = read_predictions(out)
+    assert preds, "no answer was written before SIGTERM"
+    assert all(p.order is None and "error" not in p.extra for p in preds)

@@ -381,3 +381,47 @@ def test_groups_num_clips_rows_are_sorted_numerically(
     (run,) = json.loads(out_json.read_text())["runs"]
     assert list(run["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]
     assert list(run["random_baseline"]["by_group"]["num_clips"]) == [str(n) for n in sorted(counts)]
+
+
+# --- issue 31, defects 7 and 8: answers read as the model wrote them, degenerate ones unparsed
+
+
+ORDINALS = ["first", "second", "third", "fourth"]
+
+
+def _positions(order: list[int]) -> str:
+    """The right answer written as a position per clip: "Video k: <its position>"."""
+    clips = sorted(order)
+    return "\n".join(f"Video {k}: {ORDINALS[order.index(k)]}" for k in clips)
+
+
+def test_right_answers_as_positions_per_clip_score_one(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Right answers written as "Video k: first/second/..." scored binary 0.083 with invalid
+    0.0 (read as 1, 2, 3 ...); they are the right orders."""
+    forms = [
+        _positions,
+        lambda o: f"<order>{_positions(o).replace(chr(10), ', ')}</order>",
+        lambda o: json.dumps({f"Video {k}": o.index(k) + 1 for k in sorted(o)}),
+    ]
+    for i, form in enumerate(forms):
+        preds = [Prediction(v, "text", "m", form(o), None) for v, (_, _, o) in VIDEOS.items()]
+        run, _ = _scores(write_predictions(tmp_path / f"pos{i}.jsonl", preds), build_dir, tmp_path)
+        assert run["binary_accuracy"] == 1.0, form(VIDEOS["vid_c"][2])
+        assert run["invalid_rate"] == 0.0
+
+
+def test_degenerate_answers_score_as_unparsed(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A thousand ``[`` raised RecursionError out of `splice score`, and a 200 kB loop took
+    minutes: the file scores, each such row counted unparsed."""
+    loop = ("Video 1: the person cuts. Answer: Step 2: then: Video 3: wait: " * 4_000)[:200_000]
+    raws = {"vid_a": "[" * 1_000, "vid_b": "{" * 5_000, "vid_c": loop, "vid_d": ":" * 32_768}
+    preds = [Prediction(v, "text", "m", raw, None) for v, raw in raws.items()]
+    run, _ = _scores(write_predictions(tmp_path / "junk.jsonl", preds), build_dir, tmp_path)
+    assert run["unparsed"] == 4 and run["invalid_rate"] == 1.0
+    assert "4 row(s) without an order: read from raw_output by parse_order (0 readable)" in (
+        capsys.readouterr().out
+    )

@@ -443,3 +443,27 @@ def test_clip_with_a_display_matrix(build, tmp_path):
     _rewrite(_shard(build), rotate)
     problems = validate(build)
     _assert_reported(problems, r"display matrix \(rotation -90\)", video_id="c2vid")
+
+
+# --- issue 31, defect 6: the real sparse-VFR source builds and validates --------------------
+
+
+def test_real_sparse_vfr_tree_avi_builds_and_validates(tree_avi, tmp_path):
+    """Debian's tree.avi (Cinepak, nominal 15 fps, 68 frames over 29.6 s) under a real COIN
+    entry whose step 4 is [22.0, 28.5): the video was dropped ("more than 1 frame of
+    0.0667 s") and `splice build` exited 1. It builds with every step, and `splice
+    validate` passes it, both as a user types them."""
+    from tests.build_helpers import cli_build, ids_with_steps, retimed_annotations, run_splice
+
+    (video_id,) = ids_with_steps(1, 4)
+    segments = [(2.0, 6.0), (8.0, 12.0), (14.0, 20.0), (22.0, 28.5)]
+    annotations = retimed_annotations(tmp_path, {video_id: segments}, duration=29.6)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(tree_avi, videos / f"{video_id}.avi")
+    out = tmp_path / "out"
+    cli_build(annotations, videos, out)  # exit 0
+    rows = pq.read_table(out / "text").to_pylist()
+    assert [(r["video_id"], r["num_clips"]) for r in rows] == [(video_id, 4)]
+    checked = run_splice("validate", out)
+    assert checked.returncode == 0, (checked.stdout, checked.stderr)

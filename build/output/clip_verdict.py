@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import av
 
 from splice_build.output.release_manifest import MANIFEST, ImportedClip
-from splice_build.stages.clipcheck import ROUNDING, ClipProbe, clip_problems, probe_clip
+from splice_build.records import ROUNDING
+from splice_build.stages.clipcheck import ClipProbe, clip_problems, probe_clip
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,10 @@ CUT_RECORD = "cut.json"
 # 2: single-threaded x264 in lanes (was 3 frame threads); 3: the display matrix applied,
 # a frame gap at a step's start filled with its first frame, clip checksums recorded;
 # 4: time from the container's start (a video starting after its audio), full-range
-# sources converted to the clips' limited range and clips tagged limited.
-CUTTER_VERSION = 4
+# sources converted to the clips' limited range and clips tagged limited; 5: output slots end
+# before the step's exact end (not its end rounded up to a tick: a slot too many on sources
+# whose ticks are not a whole number of slots, as tree.avi).
+CUTTER_VERSION = 5
 
 
 def source_stamp(path: Path) -> dict[str, int]:

@@ -24,11 +24,10 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from splice_build.records import MIN_FPS, MIN_SIDE
+from splice_build.records import MIN_FPS, MIN_SIDE, ROUNDING
 from splice_build.stages.frames import open_video
 
 TOLERANCE_FRAMES = 1.0
-ROUNDING = 1e-4  # seconds: float rounding of segment bounds and timestamps
 # mp4 metadata the muxer writes by itself; anything else could carry source information.
 CONTAINER_KEYS = frozenset({"major_brand", "minor_version", "compatible_brands", "encoder"})
 STREAM_KEYS = frozenset({"language", "handler_name", "vendor_id", "encoder"})

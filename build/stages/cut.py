@@ -1,8 +1,9 @@
 """Stage 4, cut: one frame-exact H.264 clip per annotated step, from one decode pass.
 
 Exactness rule (the issue's): a clip starts with the first source frame at or after its
-step's start and holds no frame at or after its end. Boundaries are compared as integer
-pts (start rounded up), never as float seconds.
+step's start and holds no frame at or after its end. Boundaries are compared in pts as exact
+fractions (the start rounded up to a whole pts), never as float seconds; so are the output
+slots, which end before the step's exact end even where they fall between source ticks.
 
 Output timing: clips are constant frame rate at the source's average rate (or the
 requested ``fps``, never above the source's), with timestamps from 0. Each output slot k
@@ -50,7 +51,6 @@ from splice_build.stages.frames import (
     exact_seconds,
     open_video,
     source_rate,
-    to_pts,
     to_seconds,
 )
 
@@ -294,8 +294,13 @@ def _cut_step(
     settings: CutSettings,
     probed: ProbedVideo,
 ) -> Clip:
-    start = to_pts(step.start, plan.time_base, plan.origin)
-    end = to_pts(step.end, plan.time_base, plan.origin)
+    # The step's bounds stay exact (fractions of a tick): frames are compared with them as
+    # integer pts would be, and the output slots, which fall between ticks when the clip rate
+    # is not a whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks), start less
+    # than a slot after the start and end before the end: the clip lasts its step within one
+    # slot, as clipcheck requires, however the ticks round.
+    start = plan.origin + exact_seconds(step.start) / plan.time_base
+    end = plan.origin + exact_seconds(step.end) / plan.time_base
     path = out_dir / clip_name(index)
     partial = path.with_name(path.name + ".partial")
     encoder = _ClipEncoder(partial, plan, settings)
@@ -325,8 +330,9 @@ def _cut_step(
     )
 
 
-def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[Frame]:
-    """The source frame for each output slot of [start, end), in order.
+def _slots(reader: FrameReader, plan: _Plan, start: Fraction, end: Fraction) -> Iterator[Frame]:
+    """The source frame for each output slot of [start, end), in order (the step's exact
+    bounds in pts).
 
     Slot k (at base + k * slot) takes the step's frame nearest to it: the pending frame
     is emitted for every slot up to the midpoint between it and the next frame. ``base``
@@ -344,11 +350,11 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     base = 0  # pts of the step's first frame: slot 0
     k = 0
     limit: Fraction | None = None
-    for item in reader.frames_from(start):
+    for item in reader.frames_from(math.ceil(start)):
         pts = item[0]
         if pts >= end:
             reader.push_back(item)
-            limit = Fraction(end)
+            limit = end
             break
         if pending is None:
             # A frame gap over the step's start: the grid reaches back over it, with the
@@ -366,7 +372,7 @@ def _slots(reader: FrameReader, plan: _Plan, start: int, end: int) -> Iterator[F
     if pending is None:
         return
     if limit is None:
-        limit = min(Fraction(end), pending[0] + max(slot, interval) - slot / 2)
+        limit = min(end, pending[0] + max(slot, interval) - slot / 2)
     while base + k * slot < limit:
         yield pending
         k += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from splice_build.stages.clipcheck import ROUNDING
+from splice_build.records import ROUNDING
 from splice_dataset import (
     ANSWER,
     CAPTIONS,
