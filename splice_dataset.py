@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -442,9 +442,14 @@ def shard_files(folder: str | os.PathLike, config: str) -> dict[str, list[Path]]
     return found
 
 
+CARD = "README.md"  # a build's dataset card: YAML header (configs, splice_build) + text
+
+
 @dataclass(frozen=True)
 class CardInfo:
-    """What the builder's `DatasetInfo` takes from a build's card (README.md)."""
+    """A build's card (README.md), read once by its ONE reader, `read_card`: what the
+    builder's `DatasetInfo`, the runners, scoring, `splice validate` and `splice publish`
+    take from it. Nothing here is proven: `splice validate` checks it against the shards."""
 
     description: str = ""
     citation: str = ""
@@ -452,28 +457,53 @@ class CardInfo:
     # The card's ``splice_build.stand_in``: its clips were cut from rendered stand-in videos
     # (the demo's), not COIN's; `splice publish` refuses such a build, `splice report` says so.
     stand_in: bool = False
+    # ``splice_build.build_id``: the build's identity (64 hex digits, a digest of every
+    # row's values; see `splice_build.output.identity`), "" for a card without one.
+    build_id: str = ""
+    seed: int | None = None  # ``splice_build.seed``: the shuffle's seed
+    configs: tuple[dict[str, Any], ...] = ()  # the YAML's ``configs:`` entries, as written
+    splice_build: dict[str, Any] = field(default_factory=dict)  # the whole block
+    data: dict[str, Any] = field(default_factory=dict)  # the whole YAML header
+    text: str = ""  # the card's Markdown after the header
+    problem: str = ""  # why there is no card to read ("" when it read)
 
 
 def read_card(folder: str | os.PathLike) -> CardInfo:
-    """Description (the card's text before its first section), BibTeX citation and licence
-    of a built folder's card, so the builder repeats the card instead of a copy of it."""
+    """The card of a built folder: its YAML (configs, ``splice_build`` with the build's
+    identity, seed, stand-in flag), its description (the text before its first section),
+    BibTeX citation and licence, so the builder repeats the card instead of a copy of it.
+    A missing or unparsable card is a `CardInfo` whose ``problem`` says why."""
     from huggingface_hub import DatasetCard
 
-    path = Path(folder) / "README.md"
+    path = Path(folder) / CARD
     if not path.is_file():
-        return CardInfo()
-    card = DatasetCard.load(path)
+        return CardInfo(problem="missing: the configs are defined by the card's YAML")
+    try:
+        card = DatasetCard.load(path)
+        data = card.data.to_dict()
+    except Exception as exc:  # yaml and huggingface_hub raise several kinds
+        return CardInfo(problem=f"does not parse as a dataset card: {exc}")
     body = card.text
     first_section = body.find("\n## ")
     intro = body if first_section < 0 else body[:first_section]
     intro_lines = [line for line in intro.strip().splitlines() if not line.startswith("# ")]
     cite = re.search(r"^## Citation\s*```bibtex\n(.*?)```", body, re.S | re.M)
-    lic = card.data.get("license") or ""
+    lic = data.get("license") or ""
+    built = data.get("splice_build")
+    built = built if isinstance(built, dict) else {}
+    configs = data.get("configs")
+    seed = built.get("seed")
     return CardInfo(
         description="\n".join(intro_lines).strip(),
         citation=cite.group(1).strip() if cite else "",
         license=", ".join(lic) if isinstance(lic, list) else str(lic),
-        stand_in=bool((card.data.get("splice_build") or {}).get("stand_in", False)),
+        stand_in=bool(built.get("stand_in", False)),
+        build_id=str(built.get("build_id") or ""),
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        configs=tuple(configs) if isinstance(configs, list) else (),
+        splice_build=built,
+        data=data,
+        text=body,
     )
 
 

@@ -132,6 +132,8 @@ def assign(num_clips: dict[str, int], annotators: Sequence[str], seed: int = 0) 
 def write_key(path: Path, build: Path, seed: int, assignments: Sequence[Assignment]) -> None:
     data = {
         "build": str(build),
+        # the build's identity, which the human predictions then record (`ingest`)
+        "build_id": schema.read_card(build).build_id or None,
         "seed": seed,
         "assignments": [asdict(a) for a in assignments],
     }
@@ -147,6 +149,13 @@ def read_key(path: str | Path) -> dict[int, Assignment]:
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{path}: not a SPLICE annotation key ({exc})") from None
     return {a.folder: a for a in items}
+
+
+def key_build_id(path: str | Path) -> str | None:
+    """The identity of the build a key's export was made from (None for a key written
+    before keys recorded it)."""
+    data = json.loads(read_text(Path(path), "annotation key"))
+    return data.get("build_id") if isinstance(data, dict) else None
 
 
 # --- export ----------------------------------------------------------------------------
@@ -374,6 +383,7 @@ def ingest(
             "model": HUMAN_MODEL,
             "config": config,
             "annotators": sorted({p.extra["annotator"] for p in items}),
+            "build_id": key_build_id(key_path),
             "splice_version": project_version(),
         }
         write_predictions(out / f"human_{config}.jsonl", items, metadata)

@@ -45,7 +45,7 @@ from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
 from . import data_source, prompts, sampling
-from .builddata import iter_rows
+from .builddata import build_id, iter_rows
 from .predictions import Prediction, project_version, write_predictions
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
@@ -300,7 +300,9 @@ def run(args: argparse.Namespace) -> int:
             run_question_baseline(data, config, args.format, args.seed)
             if asked
             else run_baseline(args.name, data, config, args.seed),
-            baseline_metadata(args.name, config, args.seed) | fmt,
+            baseline_metadata(args.name, config, args.seed)
+            | {"build_id": build_id(data) or None}  # the build answered
+            | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks
         raise UserError(str(exc)) from exc

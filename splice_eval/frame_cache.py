@@ -8,6 +8,11 @@ a whole file or none; a file that does not read back whole (cut short, damaged: 
 CRCs catch it) is removed and decoded again. Past ``max_bytes`` the least recently used
 entries (by modification time, touched on every hit) are removed. The folder holds nothing
 else, so deleting it is always safe.
+
+A cache is a help, never a condition: a folder that cannot be written (read-only, no
+permission, full, an entry's path taken by a folder) is still read where it can be, the
+frames are decoded afresh where it cannot, and the first refusal is said in one line
+(``unwritable``); no row ever fails for it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,6 +79,7 @@ class FrameCache:
         self.stats = CacheStats()
         self._total: int | None = None  # bytes in the folder as last counted, plus writes since
         self._lock = threading.Lock()
+        self.unwritable = ""  # why the first write was refused ("" while none was)
 
     def path_of(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}{SUFFIX}"
@@ -86,7 +93,11 @@ class FrameCache:
             return found
         self.stats.add("decodes")
         frames = sample_frames(data, **frame_kwargs)
-        size = self._write(path, frames)
+        try:
+            size = self._write(path, frames)
+        except OSError as exc:  # read-only, no permission, full, a folder in the way
+            self._refused(path, exc)
+            return frames
         with self._lock:
             self._total = self._count() if self._total is None else self._total + size
             if self._total > self.max_bytes:
@@ -103,21 +114,42 @@ class FrameCache:
             return None
         except Exception:  # cut short or damaged: ours to remove, and to decode again
             self.stats.add("redone")
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:  # read-only, or a folder in the entry's place: decoded anyway
+                pass
             return None
         try:
             os.utime(path)  # most recently used
-        except FileNotFoundError:
-            pass  # evicted by another run meanwhile: the frames are in hand
+        except OSError:
+            pass  # evicted meanwhile, or a read-only cache: the frames are in hand
         return frames
+
+    def _refused(self, path: Path, exc: OSError) -> None:
+        """The first refused write, said once: the run goes on decoding afresh."""
+        with self._lock:
+            if self.unwritable:
+                return
+            self.unwritable = exc.strerror or type(exc).__name__
+        print(
+            f"splice: frame cache {self.folder} cannot be written ({self.unwritable}: "
+            f"{path.name}); frames are decoded afresh where it has none",
+            file=sys.stderr,
+        )
 
     def _write(self, path: Path, frames: Frames) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with tmp.open("wb") as fh:
-            np.savez(fh, frames=frames.frames, times=frames.times)
-        size = tmp.stat().st_size
-        os.replace(tmp, path)
+        try:
+            with tmp.open("wb") as fh:
+                np.savez(fh, frames=frames.frames, times=frames.times)
+            size = tmp.stat().st_size
+            os.replace(tmp, path)
+        finally:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
         return size
 
     def entries(self) -> list[Path]:
@@ -144,7 +176,10 @@ class FrameCache:
         for _t, size, path in sorted(sized):
             if total <= self.max_bytes:
                 break
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                continue  # a read-only cache keeps what it holds
             total -= size
             self.stats.add("evicted")
         self._total = total

@@ -120,6 +120,8 @@ def describe_metadata(metadata: dict[str, Any] | None) -> str:
             continue
         if isinstance(value, dict):
             value = ",".join(f"{k}={v}" for k, v in value.items())
+        if key == "build_id":  # 64 hex digits: 16 name a build, as in every message
+            value = str(value)[:16]
         shown.append(f"{key} {value}")
     return "; ".join(shown)
 

@@ -65,8 +65,7 @@ def reasoning_groups() -> list[dict]:
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """One run per (model, config, probe) across the files, sorted by model, config and
-    probe (``none`` first)."""
+    """One run per (model, config, probe) across the files, by model, config and probe."""
     runs = read_runs(paths, per_file=False)
     return sorted(runs, key=lambda r: (r.model, r.config, r.probe != NO_PROBE, r.probe))
 
@@ -206,12 +205,8 @@ def _group_row(run: Run, videos: Sequence[VideoMeta], group: dict) -> dict:
         return row | {"binary": math.nan, "lo": math.nan, "hi": math.nan, "random": math.nan}
     res = score_videos(run, chosen)
     lo, hi = res["confidence_intervals"]["binary_accuracy"]
-    return row | {
-        "binary": res["binary_accuracy"],
-        "lo": lo,
-        "hi": hi,
-        "random": res["random_baseline"]["binary_accuracy"],
-    }
+    random = res["random_baseline"]["binary_accuracy"]
+    return row | {"binary": res["binary_accuracy"], "lo": lo, "hi": hi, "random": random}
 
 
 # --- Markdown -------------------------------------------------------------------------
@@ -232,8 +227,7 @@ def _row_order(runs: Sequence[dict]) -> list[str]:
 
 
 def _configs(runs: Sequence[dict]) -> list[str]:
-    present = {r["config"] for r in runs}
-    return [c for c in CONFIG_TITLES if c in present]
+    return [c for c in CONFIG_TITLES if c in {r["config"] for r in runs}]
 
 
 def _metric_table(report: dict, metrics: Sequence[str]) -> str:
@@ -268,6 +262,7 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         + ", ".join(f"`{s}`" for s in sources)
         + ".",
         *([STAND_IN_NOTE, ""] if report.get("stand_in") else []),
+        *(f"**Build check.** {note}\n" for note in report.get("build_notes", ())),
         f"`{RANDOM_ROW}` is the metric's exact expectation of uniformly random orders for this "
         "build's clip counts. Edit distance is absolute (lower is better); the other metrics "
         "are means in [0, 1]. Intervals are the metric's seeded 95% bootstrap intervals.",
@@ -431,9 +426,8 @@ def _groups_table(runs: Sequence[dict]) -> str:
 
 
 def _ci_pct(row: dict) -> str:
-    if math.isnan(row["mean"]):
-        return "–"
-    return f"{100 * row['mean']:.1f} [{100 * row['lo']:.1f}, {100 * row['hi']:.1f}]"
+    mean, lo, hi = (100 * row[k] for k in ("mean", "lo", "hi"))
+    return "–" if math.isnan(mean) else f"{mean:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
 def write_report(
@@ -443,17 +437,21 @@ def write_report(
     *,
     paper: bool = False,
     aliases: paper_rows.Aliases = paper_rows.NO_ALIASES,
+    allow_other_build: bool = False,
 ) -> Path:
-    """Score the files against the build; write report.md, report.json and PNG figures
-    (with ``paper``, the paper's published rows beside the report's own; ``aliases``:
-    `paper_rows.parse_aliases`)."""
+    """Score the files against the build (one made on another build refused unless
+    ``allow_other_build``: `scoring.check_builds`); write report.md, report.json and PNG
+    figures (with ``paper``, the paper's published rows beside the report's own;
+    ``aliases``: `paper_rows.parse_aliases`)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     meta = read_meta(build)
+    card = schema.read_card(build)
     every = load_runs(prediction_files)  # the question formats' runs: their own section
+    notes = scoring.check_builds(every, build, card.build_id, allow_other=allow_other_build)
+    out.mkdir(parents=True, exist_ok=True)
     asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
     report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}
-    report["stand_in"] = schema.read_card(build).stand_in
+    report |= {"stand_in": card.stand_in, "build_id": card.build_id, "build_notes": notes}
     figures: dict[str, str] = {}
     if report["runs"]:
         figures["clips"] = plot_by_clips(report, out / "accuracy_by_clips.png").name
@@ -481,19 +479,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
     paper_rows.add_paper_arguments(parser)
+    scoring.add_allow_other_build(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     require_matplotlib()  # the extra is missing: say so before scoring anything
     aliases = paper_rows.paper_aliases(args)
     data = data_source.local_build(args.data, ("text",))
+    options = {"paper": args.paper, "aliases": aliases, "allow_other_build": args.allow_other_build}
     try:
-        path = write_report(args.predictions, data, args.out, paper=args.paper, aliases=aliases)
+        path = write_report(args.predictions, data, args.out, **options)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
     if args.paper:
         paper_rows.say_unmatched(path.parent / "report.json", aliases)
-    if schema.read_card(data).stand_in:
-        print(f"note: {args.data} is a stand-in build (rendered videos, not COIN's)")
+    report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
+    stand_in = f"{args.data} is a stand-in build (rendered videos, not COIN's)"
+    for note in [*report["build_notes"], *([stand_in] if report["stand_in"] else [])]:
+        print(f"note: {note}")
     return 0

@@ -54,6 +54,7 @@ def load_previous(
                 f"{path}: has no metadata line saying how its answers were produced (an "
                 "older splice run or another tool made it); use another --out file"
             )
+        _check_build(path, found.get("build_id"), metadata.get("build_id"))
         conflict = metadata_conflict(found, metadata)
         if conflict is not None:
             raise UserError(
@@ -61,6 +62,21 @@ def load_previous(
                 "answers of two settings in one file; use another --out file"
             )
     return previous
+
+
+def _check_build(path: Path, made_on: str | None, asked: str | None) -> None:
+    """A file's answers belong to the build they were asked on (``build_id``, the card's
+    identity): resuming it on another build would mix two builds' answers, or count as
+    answered rows whose clips and labels are no longer the ones asked."""
+    if made_on == asked:
+        return
+    was = f"build {made_on[:16]}" if made_on else "a build whose identity it does not record"
+    now = f"build {asked[:16]}" if asked else "a build whose card records no identity"
+    raise UserError(
+        f"{path}: its answers were made on {was}, but --data is {now}. Resuming would "
+        "mix two builds' answers (rows already in it would be skipped, not asked again); "
+        "use another --out file"
+    )
 
 
 def is_answered(pred: Prediction) -> bool:

@@ -40,6 +40,7 @@ from splice_build.cli import float_in, int_at_least
 from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_eval import frame_cache, probes, prompts, question_scores, scoring
+from splice_eval.builddata import build_id
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.data_source import DATA_HELP, stream_source
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
@@ -227,6 +228,9 @@ def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, A
         "probe_seed": settings.probe_seed,
         "sampling": {"max_tokens": args.max_tokens, "temperature": args.temperature},
         "splice_version": project_version(),
+        # the build asked (its card's identity): resuming on, or scoring against, another
+        # build is refused; None for a Hub id, whose card is not read here
+        "build_id": build_id(args.data) or None,
     }
 
 
@@ -310,7 +314,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
         f"probe {settings.probe}, format {settings.format}, "
-        f"out {args.out}",
+        f"build {(metadata['build_id'] or 'not identified')[:16]}, out {args.out}",
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_eval import data_source, question_scores
-from splice_eval.builddata import NotABuild, read_meta
+from splice_eval.builddata import NotABuild, build_id, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
 from splice_eval.scoring import (
@@ -29,6 +29,8 @@ from splice_eval.scoring import (
     PREDICTIONS_HELP,
     OrdersFromRaw,
     Run,
+    add_allow_other_build,
+    check_builds,
     invalid_counts,
     left_out_words,
     not_in_build,
@@ -79,10 +81,15 @@ def read_answers(build_dir: str | Path) -> Answers:
     )
 
 
-def read_runs(paths: Sequence[str | Path], answers: Answers) -> list[Run]:
+def read_runs(
+    paths: Sequence[str | Path], answers: Answers, check: Callable[[list[Run]], Any] = bool
+) -> list[Run]:
     """Runs of the prediction files, one per (file, model, config); rows for videos not in
-    the build follow `scoring.not_in_build` (left out and counted; none in it: refused)."""
+    the build follow `scoring.not_in_build` (left out and counted; none in it: refused),
+    after ``check`` (the runs' builds: another build's videos are another build's, before
+    they are videos not in this one)."""
     runs = read_runs_of(paths, per_file=True)
+    check(runs)
     for run in runs:
         not_in_build(run, question_scores.references_for(run, answers.references))
     return runs
@@ -232,12 +239,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="resamples behind each confidence interval (default %(default)s)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write all results here")
+    add_allow_other_build(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        answers = read_answers(data_source.local_build(args.data, ("text",)))
-        every = read_runs(args.predictions, answers)
+        data = data_source.local_build(args.data, ("text",))
+        answers = read_answers(data)
+        data_build = build_id(data)
+        notes: list[str] = []
+
+        def check(runs: list[Run]) -> None:
+            notes.extend(
+                check_builds(runs, args.data, data_build, allow_other=args.allow_other_build)
+            )
+
+        every = read_runs(args.predictions, answers, check)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [
@@ -255,6 +272,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from exc
     comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
     pairs = question_scores.consistencies(every, answers.references)
+    for note in notes:
+        print(f"note: {note}")
     if results:
         print(render(results, args.groups))
     if asked:
@@ -267,6 +286,8 @@ def run(args: argparse.Namespace) -> int:
         payload = {
             "data": str(args.data),
             "videos": len(answers.references),
+            "build_id": data_build,
+            "build_notes": notes,
             "runs": results,
             "question_runs": asked,
             "pairwise_consistency": pairs,

@@ -16,6 +16,7 @@ metric's ``parse_order``, so a file of raw answers scores as its parsed orders w
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,10 +75,71 @@ def probe_of(metadata: dict[str, Any] | None) -> str:
 
 @dataclass(frozen=True)
 class Source:
-    """A prediction file a run was read from, with its metadata line (None: it has none)."""
+    """A prediction file a run was read from, with its metadata line (None: it has none)
+    and the build its answers were made on (``build_id``, "" when the file records none)."""
 
     file: str
     metadata: dict[str, Any] | None
+    build_id: str = ""
+
+
+def build_of(metadata: dict[str, Any] | None, first: Prediction | None = None) -> str:
+    """The build a file's answers were made on: its metadata line's ``build_id``, else the
+    one its rows carry (the lmms-eval task logs it with each sample), else ""."""
+    found = (metadata or {}).get("build_id") or (first.extra.get("build_id") if first else "")
+    return str(found or "")
+
+
+def short_id(build_id: str) -> str:
+    """A build's identity as messages name it (16 of its 64 hex digits, like a short git
+    hash); "" stays "(none)"."""
+    return build_id[:16] if build_id else "(none)"
+
+
+def add_allow_other_build(parser: argparse.ArgumentParser) -> None:
+    """The one ``--allow-other-build`` of ``score`` and ``report`` (see `check_builds`)."""
+    parser.add_argument(
+        "--allow-other-build",
+        action="store_true",
+        help="score files made on another build than --data's (refused otherwise); the "
+        "output then says so on every file it concerns",
+    )
+
+
+def check_builds(
+    runs: Sequence[Run], data: str | Path, data_build: str, *, allow_other: bool = False
+) -> list[str]:
+    """Whether each run's files were made on the build they are scored against (``data``,
+    whose card's identity is ``data_build``): a file made on another build is refused
+    (UserError naming both builds) unless ``allow_other``; what could not be checked and
+    what was overridden come back as lines to print with the scores."""
+    notes: list[str] = []
+    seen: set[str] = set()
+    for source in (s for run in runs for s in run.sources):
+        if source.file in seen:
+            continue
+        seen.add(source.file)
+        if not source.build_id:
+            notes.append(
+                f"{source.file}: records no build identity (another tool's or an older "
+                f"file): not checked that its answers were made on --data {data}"
+            )
+        elif data_build and source.build_id != data_build:
+            what = (
+                f"{source.file} was made on build {short_id(source.build_id)}, but --data "
+                f"{data} is build {short_id(data_build)}"
+            )
+            if not allow_other:
+                raise UserError(
+                    f"{what}: its answers belong to another build (another seed, other clips "
+                    "or rows); score it against its own build, or pass --allow-other-build"
+                )
+            notes.append(f"SCORED AGAINST ANOTHER BUILD (--allow-other-build): {what}")
+    if not data_build and any(s.build_id for run in runs for s in run.sources):
+        notes.append(
+            f"--data {data}: its card records no build identity: no file was checked against it"
+        )
+    return notes
 
 
 @dataclass(frozen=True)
@@ -268,7 +330,7 @@ def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
             group.seen.add(pred.video_id)
             group.predictions.append(pred)
             if not group.sources or group.sources[-1].file != str(path):
-                group.sources.append(Source(str(path), metadata))
+                group.sources.append(Source(str(path), metadata, build_of(metadata, pred)))
     return [
         Run.of(
             g.predictions,

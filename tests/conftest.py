@@ -141,11 +141,11 @@ def make_tiny_shuffled_video(root: Path, video_id: str, num_clips: int, *, domai
     """A `ShuffledVideo` as the shuffle stage would hand it to the writer, with real clips.
 
     Chronological step k lasts 4 + k frames and starts 1 s after the previous one ends; the
-    permutation is seeded by the video id.
+    permutation is the build's own with seed 0 (``stages.shuffle``), which `splice validate`
+    holds a card's ``seed`` to.
     """
-    import random
-
     from splice_build.records import Clip, ShuffledVideo, Step, VideoEntry
+    from splice_build.stages.shuffle import permutation
 
     folder = root / video_id
     folder.mkdir(parents=True, exist_ok=True)
@@ -169,8 +169,7 @@ def make_tiny_shuffled_video(root: Path, video_id: str, num_clips: int, *, domai
         video_url=f"https://www.youtube.com/embed/{video_id}",
         steps=tuple(steps),
     )
-    perm = list(range(num_clips))  # perm[label - 1] = chronological index
-    random.Random(video_id).shuffle(perm)
+    perm = list(permutation(0, video_id, num_clips))  # perm[label - 1] = chronological index
     order = tuple(sorted(range(1, num_clips + 1), key=lambda label: perm[label - 1]))
     return ShuffledVideo(
         entry=entry,

@@ -353,6 +353,7 @@ def _check_human_baseline(out: Path, vids: list[str], orders: dict[str, list[int
         assert produced["producer"] == "splice annotate ingest"
         assert produced["model"] == "human" and produced["config"] == config
         assert produced["annotators"] == sorted({p.extra["annotator"] for p in preds.values()})
+        assert len(produced["build_id"]) == 64  # the exported build's, through the key
         kept = vids[1:]
         result = score([preds[v].order for v in kept], [orders[v] for v in kept])
         wrong = 1  # second video's video_text best guess, or third video's video answer

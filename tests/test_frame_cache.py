@@ -6,7 +6,9 @@ against a fake endpoint on 127.0.0.1."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -154,3 +156,68 @@ def test_frame_cache_options_are_exclusive(demo_build, tmp_path, capsys):
     argv += ["--frame-cache", str(tmp_path / "c"), "--no-frame-cache"]
     assert splice_main(argv) == 2
     assert "--frame-cache and --no-frame-cache" in capsys.readouterr().err
+
+
+@contextmanager
+def read_only(folder):
+    """``folder`` refused for writing for real: a read-only bind mount as root (whom
+    permissions do not stop), its permissions otherwise."""
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True)
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+        return
+    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")] if p.is_dir()}
+    for path in modes:
+        path.chmod(0o555)
+    try:
+        yield
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+
+
+def _unwritable_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "cannot be written" in line]
+
+
+def test_a_read_only_cache_is_read_and_fails_no_row(demo_build, tmp_path, decodes, capsys):
+    cache = tmp_path / "cache"
+    first = _run(demo_build, tmp_path / "a.jsonl", cache)
+    before = decodes.count
+    capsys.readouterr()
+    with read_only(cache):
+        assert _run(demo_build, tmp_path / "b.jsonl", cache) == first  # exit 0 asserted
+    assert decodes.count == before  # every clip read from the cache
+    assert all("error" not in p.extra for p in read_predictions(tmp_path / "b.jsonl"))
+    assert _unwritable_lines(capsys.readouterr().err) == []  # nothing had to be written
+
+
+def test_an_empty_read_only_cache_is_said_once_and_fails_no_row(
+    demo_build, tmp_path, decodes, capsys
+):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with read_only(cache):
+        images = _run(demo_build, tmp_path / "a.jsonl", cache)
+    assert decodes.count == _clips(demo_build)
+    assert images == _run(demo_build, tmp_path / "b.jsonl", None)
+    said = _unwritable_lines(capsys.readouterr().err)
+    assert len(said) == 1 and str(cache) in said[0], said
+    assert all("error" not in p.extra for p in read_predictions(tmp_path / "a.jsonl"))
+
+
+def test_an_entry_path_taken_by_a_folder_fails_no_row(demo_build, tmp_path, decodes, capsys):
+    cache = tmp_path / "cache"
+    first = _run(demo_build, tmp_path / "a.jsonl", cache)
+    entry = sorted(cache.rglob("*.frames.npz"))[0]
+    entry.unlink()
+    (entry / "in-the-way").mkdir(parents=True)
+    before = decodes.count
+    assert _run(demo_build, tmp_path / "b.jsonl", cache) == first
+    assert decodes.count == before + 1
+    assert all("error" not in p.extra for p in read_predictions(tmp_path / "b.jsonl"))
+    assert len(_unwritable_lines(capsys.readouterr().err)) == 1

@@ -9,6 +9,7 @@ tests/lmms_probe.py with the Python of a separate venv made by ``make lmms-venv`
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -132,7 +133,9 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
                 assert len(visuals) == doc[schema.NUM_CLIPS] == len(raw_clips)
                 for label, (path, clip) in enumerate(zip(visuals, raw_clips, strict=True), 1):
                     path = Path(path)
-                    assert path.parent.parent == tmp_path / "clips"
+                    # keyed by the clip's content: <video id>/<its sha256>/<name>
+                    assert path.parent.parent.parent == tmp_path / "clips"
+                    assert path.parent.name == hashlib.sha256(clip["bytes"]).hexdigest()[:32]
                     assert path.name == schema.clip_file_name(doc[schema.VIDEO_ID], label)
                     assert path.read_bytes() == clip["bytes"]
                 # a raw doc (clip bytes) gets the same files, reused as they are

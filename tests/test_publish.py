@@ -28,7 +28,6 @@ from splice_build.remote import publish
 from splice_build.remote.publish import publish_dataset, publish_metric
 from splice_build.remote.upload_plan import (
     COMMON_IGNORE_PATTERNS,
-    DATASET_ALLOW_PATTERNS,
     METRIC_ALLOW_PATTERNS,
     METRIC_IGNORE_PATTERNS,
     HubLimits,
@@ -296,7 +295,7 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
                 "folder_path": str(build_copy),
                 "repo_type": "dataset",
                 "revision": "v1",
-                "allow_patterns": DATASET_ALLOW_PATTERNS,
+                "allow_patterns": [f.path_in_repo for f in files],
                 "ignore_patterns": COMMON_IGNORE_PATTERNS,
                 "commit_message": f"Upload SPLICE build ({len(files)} files)",
             },

@@ -521,6 +521,9 @@ def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tm
         for o in (imported.out, other.out)
     ]
     assert orders[0] != orders[1] and other.problems == []
+    # an import has its build identity too: the same for the same bytes, another seed's other
+    ids = [sd.read_card(o).build_id for o in (imported.out, again.out, other.out)]
+    assert len(ids[0]) == 64 and ids[0] == ids[1] != ids[2]
     assert not list(tmp_path.glob(".*import*"))  # the import's scratch folder is gone
 
 

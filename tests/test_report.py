@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import taxonomy
 from splice_eval import figures, report
@@ -257,7 +258,8 @@ def test_report_on_demo_build(demo_build, tmp_path):
     assert "## How the answers were produced" in md
     assert (
         "| random | video | `random-video.jsonl` | producer splice baseline; model random; "
-        "config video; seed 0; splice_version "
+        f"config video; build_id {schema.read_card(demo_build).build_id[:16]}; seed 0; "
+        "splice_version "
     ) in md
     assert "| human | video | `human.jsonl` | no metadata line" in md
     (source,) = runs[("identity", "video")]["sources"]

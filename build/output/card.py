@@ -13,6 +13,7 @@ card's Table 1 against the shards with the very same formatting.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.resources
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+import pyarrow as pa
 from huggingface_hub import DatasetCardData
 
 from splice_build.output.shards import WriteResult
@@ -144,7 +146,7 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
         language="en",
         pretty_name="SPLICE",
         task_categories=TASK_CATEGORIES,
-        tags=TAGS + (["stand-in-videos"] if provenance and provenance.stand_in else []),
+        tags=TAGS + ([STAND_IN_TAG] if provenance and provenance.stand_in else []),
         size_categories=_size_category(written.num_rows),
         source_datasets=["COIN"],
     )
@@ -203,6 +205,11 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             data["splice_build"]["tolerance"] = provenance.tolerance
         if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
             data["splice_build"]["shards_sha256"] = fingerprint
+            # the build's identity (`identity`): recorded by every prediction file made on
+            # it, and recomputed by `splice validate` shard by shard (which reports a card
+            # left without one, because a shard did not read back)
+            with contextlib.suppress(pa.ArrowException, OSError):
+                data["splice_build"].update(written.digests().as_card())
     return data
 
 
@@ -240,7 +247,16 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _domain_table(stats: BuildStats) -> str:
+def stats_summary(stats: BuildStats) -> str:
+    """The card's statistics sentence (``splice validate`` recomputes it from the rows)."""
+    return (
+        f"{stats.videos} videos from {len(stats.domains)} COIN domain(s) and {stats.tasks} "
+        f"task(s), segmented into {stats.clips} clips; {stats.duration / 3600:.2f} hours of "
+        "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
+    )
+
+
+def domain_table(stats: BuildStats) -> str:
     rows = [
         (d.domain, str(d.tasks), str(d.videos), str(d.clips), f"{d.duration / 60:.1f}")
         for d in stats.domains
@@ -365,6 +381,7 @@ def _download_line(d: dict[str, Any]) -> str:
     return line + f" (`download_report.json` beside the sources, yt-dlp {d['yt_dlp_version']})"
 
 
+STAND_IN_TAG = "stand-in-videos"  # the card's tag of a stand-in build
 STAND_IN_NOTICE = (
     "> **Demo build with stand-in videos.** The annotations are real COIN entries, but the "
     "clips were cut from videos the demo rendered itself (one visibly different scene per "
@@ -396,11 +413,6 @@ def render_card(
     )
     extra = "".join(f"\n## {heading}\n\n{body.strip()}\n" for heading, body in extra_sections)
     yaml = card_data(written, provenance).to_yaml()
-    summary = (
-        f"{stats.videos} videos from {len(stats.domains)} COIN domain(s) and {stats.tasks} "
-        f"task(s), segmented into {stats.clips} clips; {stats.duration / 3600:.2f} hours of "
-        "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
-    )
     template = Template(
         importlib.resources.files("splice_build")
         .joinpath("output", "templates", "card.md")
@@ -421,12 +433,12 @@ def render_card(
         datasets_min=DATASETS_MIN_VERSION,
         download_note=_download_note(written),
         config_rows=config_rows,
-        stats_summary=summary,
+        stats_summary=stats_summary(stats),
         table1=markdown_table(TABLE1_HEADER, table1_rows(stats)),
         table6=markdown_table(TABLE6_HEADER, table6_rows(stats)),
         under_label=BIN_LABELS[0],
         over_label=BIN_LABELS[-1],
-        domain_table=_domain_table(stats),
+        domain_table=domain_table(stats),
         provenance=_provenance_block(provenance, written),
         extra_sections=extra,
     )
@@ -453,14 +465,17 @@ __all__ = [
     "DEFAULT_INTRO",
     "DEFAULT_TITLE",
     "STAND_IN_NOTICE",
+    "STAND_IN_TAG",
     "TABLE1_HEADER",
     "TABLE6_HEADER",
     "Provenance",
     "ReleaseSource",
     "card_data",
+    "domain_table",
     "markdown_table",
     "provenance_json",
     "render_card",
+    "stats_summary",
     "table1_rows",
     "table6_rows",
     "write_card",

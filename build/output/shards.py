@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from splice_build.output.identity import BuildDigests, RowsDigest, cell_digest, row_digest
 from splice_build.output.stats import VideoStats
 from splice_dataset import TEXT_QUESTION_CONFIGS, columns, shard_dir
 
@@ -80,6 +81,29 @@ class WriteResult:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     digest.update(block)
         return digest.hexdigest()
+
+    def digests(self) -> BuildDigests:
+        """Each shard's and config's digest of its rows' values, and so the build's
+        identity (``identity``), read back from the written shards one row group at a
+        time, exactly as ``splice validate`` reads them to check it."""
+        shards: dict[str, str] = {}
+        configs: dict[str, str] = {}
+        for config, infos in self.config_shards.items():
+            if not infos:
+                continue
+            cols = columns(config)
+            whole = RowsDigest()
+            for info in infos:
+                own = RowsDigest()
+                shard = pq.ParquetFile(info.path)
+                for group in range(shard.num_row_groups):
+                    for row in shard.read_row_group(group).to_pylist():
+                        digest = row_digest({c: cell_digest(row.get(c)) for c in cols}, cols)
+                        own.add(digest)
+                        whole.add(digest)
+                shards[f"{shard_dir(config)}/{info.path.name}"] = own.hexdigest()
+            configs[config] = whole.hexdigest()
+        return BuildDigests(shards, configs)
 
     def download_size(self, config: str) -> int:
         """Bytes of the files the config reads: what downloading the config fetches."""

@@ -25,10 +25,9 @@ from huggingface_hub import HfApi, SpaceCard, get_token
 
 import splice_dataset as schema
 from splice_build.errors import UserError
-from splice_build.output.validate import validate
+from splice_build.output.validate import validate_report
 from splice_build.remote.upload_plan import (
     COMMON_IGNORE_PATTERNS,
-    DATASET_ALLOW_PATTERNS,
     DEFAULT_LIMITS,
     METRIC_ALLOW_PATTERNS,
     METRIC_IGNORE_PATTERNS,
@@ -39,6 +38,7 @@ from splice_build.remote.upload_plan import (
     plan_upload,
     print_plan,
 )
+from splice_build.running.report import REPORT_JSON, REPORT_TXT
 
 # Where the errors of talking to the Hub come from: the HTTP clients huggingface_hub has
 # used (requests, httpx and its httpx2 fork, urllib3 below them) and huggingface_hub's own.
@@ -122,10 +122,14 @@ def publish_dataset(
             )
         print(f"note: {folder} is a stand-in build (--allow-stand-in)", file=out)
 
-    failed = validate(folder)
-    if failed:
-        return _refuse(f"splice publish: refusing {folder}: it fails splice validate:", failed, err)
-    files = plan_upload(folder)
+    checked = validate_report(folder)
+    if checked.problems:
+        what = f"splice publish: refusing {folder}: it fails splice validate:"
+        return _refuse(what, checked.problems, err)
+    # exactly the files validation read and proved (and the build report, which says what
+    # was kept and skipped, and is no data)
+    proved = {*checked.files, REPORT_JSON, REPORT_TXT}
+    files = [f for f in plan_upload(folder) if f.path_in_repo in proved]
     problems = check_limits(folder, files, limits) + check_card(folder, files)
     target = f"datasets/{repo_id}" + (f"@{revision}" if revision else "")
     stop = _check_before_sending(
@@ -143,7 +147,7 @@ def publish_dataset(
             folder_path=str(folder),
             repo_type="dataset",
             revision=revision,
-            allow_patterns=DATASET_ALLOW_PATTERNS,
+            allow_patterns=[f.path_in_repo for f in files],
             ignore_patterns=COMMON_IGNORE_PATTERNS,
             commit_message=f"Upload SPLICE build ({len(files)} files)",
         )

@@ -4,7 +4,6 @@ can resolve. No network: `publish` runs these checks first, and `--dry-run` only
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -12,7 +11,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 import pyarrow.parquet as pq
-from huggingface_hub import DatasetCard
 from huggingface_hub.utils import filter_repo_objects
 from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
@@ -87,6 +85,8 @@ def plan_upload(
             *DEFAULT_IGNORE_PATTERNS,
         ],
     )
+    if allow_patterns is None:  # a build: exactly the files its patterns name
+        chosen = [rel for rel in chosen if _exactly(rel, DATASET_ALLOW_PATTERNS)]
     return [UploadFile(rel, relpaths[rel].stat().st_size) for rel in chosen]
 
 
@@ -141,9 +141,9 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
     are actually uploaded (a pattern matching only local files fails on the Hub); exactly
     one config is the default.
     """
-    readme = Path(folder) / "README.md"
+    readme = Path(folder) / schema.CARD
     uploaded = {f.path_in_repo for f in files}
-    configs, problem = _card_configs(readme, uploaded)
+    configs, problem = _card_configs(folder, readme, uploaded)
     if problem:
         return [problem]
     problems: list[str] = []
@@ -157,7 +157,7 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
         names.append(name)
         if config.get("default") or name == "default":
             defaults.append(name)
-        problems += _check_data_files(readme, name, config.get("data_files"), uploaded)
+        problems += _check_data_files(folder, name, config.get("data_files"), uploaded)
     for name, count in Counter(names).items():
         if count > 1:
             problems.append(f"{readme}: config {name!r} is declared {count} times")
@@ -169,23 +169,23 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
     return problems
 
 
-def _card_configs(readme: Path, uploaded: set[str]) -> tuple[list[Any], str]:
-    """The card's ``configs:`` list, or the one problem that stops any further check."""
-    if "README.md" not in uploaded:
+def _card_configs(folder: Path, readme: Path, uploaded: set[str]) -> tuple[list[Any], str]:
+    """The card's ``configs:`` list (read by `splice_dataset.read_card`, the one reader of
+    a card), or the one problem that stops any further check."""
+    if schema.CARD not in uploaded:
         return [], f"{readme}: missing; the card's YAML is what names the configs"
-    try:
-        card = DatasetCard.load(readme)
-    except Exception as e:  # noqa: BLE001 - yaml and huggingface_hub raise several types
-        return [], f"{readme}: card YAML does not parse: {e}"
-    configs = card.data.to_dict().get("configs")
-    if not configs or not isinstance(configs, list):
+    card = schema.read_card(folder)
+    if card.problem:
+        return [], f"{readme}: card YAML {card.problem}"
+    if not card.configs:
         return [], f"{readme}: card YAML has no 'configs:' list"
-    return configs, ""
+    return list(card.configs), ""
 
 
-def _check_data_files(readme: Path, name: str, value: object, uploaded: set[str]) -> list[str]:
+def _check_data_files(folder: Path, name: str, value: object, uploaded: set[str]) -> list[str]:
     """Problems with one config's data_files: a pattern that matches only local files
     fails on the Hub, so each must match a file that is uploaded."""
+    readme = Path(folder) / schema.CARD
     try:
         splits = _data_files(value)
     except (TypeError, ValueError) as e:  # what load_dataset itself would refuse
@@ -197,7 +197,7 @@ def _check_data_files(readme: Path, name: str, value: object, uploaded: set[str]
         f"{pattern!r} matches no uploaded file"
         for split, patterns in splits.items()
         for pattern in patterns
-        if not _matches(pattern, uploaded)
+        if not _resolved(folder, pattern) & uploaded
     ]
 
 
@@ -213,37 +213,25 @@ def _data_files(value: object) -> dict[str, list[str]]:
     return {split: list(p) for split, p in sanitize_patterns(value).items() if p}
 
 
-def _matches(pattern: str, uploaded: set[str]) -> bool:
-    regex = _glob_regex(pattern)
-    return any(regex.fullmatch(p) for p in uploaded)
+def _resolved(folder: Path, pattern: str) -> set[str]:
+    """The files of ``folder`` a data_files pattern names, resolved by ``datasets`` itself
+    (``resolve_pattern``: its glob, its hidden-file rules), as paths in the repository."""
+    from datasets.data_files import resolve_pattern
+
+    root = Path(folder).expanduser().resolve()
+    try:
+        found = resolve_pattern(pattern, base_path=str(root))
+    except FileNotFoundError:
+        return set()
+    return {Path(p).resolve().relative_to(root).as_posix() for p in found}
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A data_files glob as datasets resolves it: '*' and '?' stay inside one path
-    component, '**/' spans any number of folders."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
-            j = pattern.index("]", i + 1)
-            body = pattern[i + 1 : j]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = j + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
+def _exactly(rel: str, patterns: list[str]) -> bool:
+    """Whether a path matches one of ``patterns`` component by component: huggingface_hub's
+    ``fnmatch`` lets ``*`` cross ``/``, so ``video/*.parquet`` would also send
+    ``video/sub/x.parquet``, a file no config names and ``splice validate`` refuses."""
+    path = PurePosixPath(rel)
+    return any(len(path.parts) == len(PurePosixPath(p).parts) and path.match(p) for p in patterns)
 
 
 def print_plan(files: list[UploadFile], out: TextIO | None = None) -> None:

@@ -49,6 +49,7 @@ def finish_build(
     verified: validate.VerifiedClips | None = None,
     progress: bool = True,
     run: Runner | None = None,
+    tolerance: float | None = None,
 ) -> FinishedBuild:
     """The tail every build shares (``splice build``, ``splice import-release``; call it
     holding the output's lock): shuffled videos -> shards -> card -> report in a staging
@@ -62,7 +63,9 @@ def finish_build(
     ``render`` (an import's manifest) are about those videos. ``verified`` is what the
     caller's workers checked of each clip: validation proves those by digest and decodes
     the rest, its parts on ``run`` (the caller's executor; default: in this process). Each
-    phase says on stderr what it is doing (``progress``: the bars too)."""
+    phase says on stderr what it is doing (``progress``: the bars too). ``tolerance``: the
+    coverage tolerance the build cut with, which its validation holds the clips to (its
+    card, written here, is not what proves it)."""
     staging = ownership.new_staging(out)
     dropped: set[str] = set()
     say = status if progress else _quiet
@@ -74,7 +77,9 @@ def finish_build(
         if not validate_output:
             return []
         say(f"validating {len(report.included)} videos")
-        found = validate.validate_report(staging, verified=verified, run=run, progress=progress)
+        found = validate.validate_report(
+            staging, verified=verified, run=run, progress=progress, tolerance=tolerance
+        )
         say(f"validated {found.clips} clips ({found.decoded} decoded, the rest by digest)")
         return found.problems
 

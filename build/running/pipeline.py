@@ -186,6 +186,7 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         verified=verified_clips(entries, looked) if config.validate else None,
         progress=config.progress,
         run=executor.run,
+        tolerance=config.cut.tolerance,
     )
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 

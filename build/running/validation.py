@@ -15,6 +15,7 @@ from pathlib import Path
 from splice_build.cli import float_in
 from splice_build.errors import UserError
 from splice_build.output.validate import validate_report
+from splice_build.records import COVERAGE_TOLERANCE
 from splice_build.running.executors import (
     add_executor_arguments,
     add_workers_argument,
@@ -36,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float_in(0),
         default=TOLERANCE_FRAMES,
         help="allowed difference between a clip and its segment, in frames (default 1)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float_in(0),
+        default=None,
+        help="seconds a source may end before its last step that the clips are held to "
+        f"(default {COVERAGE_TOLERANCE:g}, or the card's when stricter; a card recording a "
+        "looser one fails unless it is given here)",
     )
     parser.add_argument(
         "--quick",
@@ -60,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         split=args.split,
         tolerance_frames=args.tolerance_frames,
         quick=args.quick,
+        tolerance=args.tolerance,
         run=executor.run,
         progress=not args.no_progress,
     )

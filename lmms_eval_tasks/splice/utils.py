@@ -14,7 +14,11 @@ without it.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,7 @@ import datasets
 import splice_dataset as schema
 import splice_formats
 import splice_metric
-from splice_eval import frame_cache, probes, prompts, sampling, scoring
+from splice_eval import builddata, frame_cache, probes, prompts, sampling, scoring
 from splice_metric.questions import answer_text, read_answer, score_questions
 
 # Where process_docs writes the clips lmms-eval's video models read by path.
@@ -109,28 +113,78 @@ def doc_to_visual(doc: dict[str, Any]) -> list[str]:
     """Paths of the row's clips, "Video 1" first, each written once to the clip cache.
 
     Files are named by ``splice_dataset.clip_file_name`` (video id + shuffled label), so
-    the name tells the model nothing about the order. Docs from process_docs already hold
-    the paths.
+    the name tells the model nothing about the order, in a folder named by the clip's
+    sha256 (`_cached`): a rebuild, or another build sharing video ids, never reads another
+    build's clip. Docs from process_docs already hold the paths.
     """
     if config_of(doc) == "text":
         return []
     video_id = str(doc[schema.VIDEO_ID])
-    folder = clip_cache_dir() / video_id
     paths = []
     labels = doc.get(schema.LABELS) or range(1, len(doc[schema.CLIPS]) + 1)  # a question's
     for label, clip in zip(labels, doc[schema.CLIPS], strict=True):
         if isinstance(clip, str):
             paths.append(clip)
             continue
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / schema.clip_file_name(video_id, label)
         data = sampling.clip_bytes(clip)
-        if not path.exists() or path.stat().st_size != len(data):
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)  # atomic: parallel ranks never read half a clip
-        paths.append(str(path))
+        name = Path(video_id, _digest(data), schema.clip_file_name(video_id, label))
+        paths.append(str(_cached(name, lambda target, data=data: target.write_bytes(data))))
     return paths
+
+
+def _digest(data: bytes) -> str:
+    """The folder name keying a cached file by the content it was made from."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _cached(name: Path, write: Any) -> Path:
+    """``clip_cache_dir() / name``, made by ``write(tmp_path)`` once (atomically: parallel
+    ranks never read half a file). A cache that cannot be written is said once and a
+    private temporary folder serves instead: the row still gets its file."""
+    for root in (clip_cache_dir(), _fallback_dir()):
+        path = root / name
+        if path.is_file():
+            return path
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(tmp)
+            tmp.replace(path)
+            return path
+        except OSError as exc:
+            if root != clip_cache_dir():
+                raise
+            _say_unwritable(root, exc.strerror or str(exc))
+    raise AssertionError("unreachable: the fallback folder raises")
+
+
+@functools.cache
+def _fallback_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="splice-clips-"))
+
+
+@functools.cache
+def _say_unwritable(root: Path, why: str) -> None:
+    print(
+        f"splice: clip cache {root} cannot be written ({why}); clips are "
+        f"written under {_fallback_dir()} instead",
+        file=sys.stderr,
+    )
+
+
+@functools.cache
+def _build_of(path: str) -> str:
+    return builddata.build_id(path)
+
+
+def build_id() -> str:
+    """The identity of the build the tasks load (its card's ``splice_build.build_id``),
+    logged with every sample so ``splice score`` can tell which build it was; "" for a
+    Hub id or a card without one."""
+    try:
+        return _build_of(dataset_path())
+    except FileNotFoundError:
+        return ""
 
 
 # --- probes (``splice_eval.probes``): the task variants splice_video_<probe> -------------
@@ -151,16 +205,18 @@ def probed_visual(doc: dict[str, Any], probe: str) -> list[str]:
     if probe == probes.NONE or not paths:
         return paths
     video_id = str(doc[schema.VIDEO_ID])
-    folder = clip_cache_dir() / f"probe-{probe}" / video_id
     cache = frame_cache.FrameCache(frame_cache.default_dir())
     out = []
     for index, path in enumerate(paths):
-        target = folder / Path(path).name
-        if not target.exists():
+        # keyed by the clip's content: a rebuild's clip never finds the old one's frames
+        name = Path(f"probe-{probe}", video_id, _digest(Path(path).read_bytes()), Path(path).name)
+
+        def write(target: Path, path: str = path, index: int = index) -> None:
             frames = cache.sample(path, PROBE_FRAMES.kwargs())
             shown = probes.apply_probe(probe, frames, probes.DEFAULT_SEED, video_id, index)
             write_frames_video(shown.frames, target)
-        out.append(str(target))
+
+        out.append(str(_cached(name, write)))
     return out
 
 
@@ -268,6 +324,7 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
         "raw_output": raw,
         "order": splice_metric.parse_order(raw) if isinstance(raw, str) else None,
         "reference": list(doc[schema.ANSWER]["order"]),
+        "build_id": build_id() or None,  # checked by `splice score` against its --data
     }
     return {name: record for name in splice_metric.RATES}
 
@@ -340,6 +397,7 @@ def process_results_question(doc: dict[str, Any], results: list[str]) -> dict[st
         "raw_output": raw,
         "order": None if option is None else [option],
         "reference": {**answer, "labels": labels},
+        "build_id": build_id() or None,
     }
     return {name: record for name in QUESTION_METRICS}
 

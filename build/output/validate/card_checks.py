@@ -5,66 +5,179 @@ with what the shards hold; an imported build's card and manifest agree."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import DatasetCard
-
-from splice_build.output.card import TABLE1_HEADER, markdown_table, table1_rows
+from splice_build.output.card import (
+    STAND_IN_NOTICE,
+    STAND_IN_TAG,
+    TABLE1_HEADER,
+    TABLE6_HEADER,
+    domain_table,
+    markdown_table,
+    stats_summary,
+    table1_rows,
+    table6_rows,
+)
+from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
-from splice_build.records import COVERAGE_TOLERANCE
-from splice_dataset import DEFAULT_CONFIG, WRITTEN_CONFIGS, columns, data_files_pattern
-
-CARD = "README.md"
-
-
-@dataclass(frozen=True)
-class ReadCard:
-    """README.md parsed once for every check that needs it (its YAML costs as much as a
-    few hundred rows): the card, or why there is none."""
-
-    card: DatasetCard | None
-    problem: str = ""
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, bundled_sha256
+from splice_dataset import (
+    CARD,
+    DEFAULT_CONFIG,
+    WRITTEN_CONFIGS,
+    CardInfo,
+    columns,
+    data_files_pattern,
+    read_card,
+)
 
 
-def read_card(root: Path) -> ReadCard:
-    path = root / CARD
-    if not path.is_file():
-        return ReadCard(None, "missing: the configs are defined by the card's YAML")
+def recorded_tolerance(card: CardInfo) -> float | None:
+    """The coverage tolerance the card says the build probed its sources with (None when
+    it says none, or nothing readable)."""
     try:
-        return ReadCard(DatasetCard.load(path))
-    except Exception as exc:  # the Hub's parser raises several kinds
-        return ReadCard(None, f"does not parse as a dataset card: {exc}")
+        return float(card.splice_build["tolerance"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
-def recorded_tolerance(root: Path, read: ReadCard | None = None) -> float:
-    """The coverage tolerance the build probed its sources with, from its card (the
-    default for a card that does not say)."""
-    try:
-        recorded = (read or read_card(root)).card.data.to_dict()["splice_build"]
-        return float(recorded["tolerance"])
-    except Exception:  # no card, no block, no value: the card checks report what is wrong
-        return COVERAGE_TOLERANCE
-
-
-def check_card(root: Path, shards: WriteResult, read: ReadCard | None = None) -> list[Problem]:
+def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) -> list[Problem]:
     """Compare the card with what the shards hold, computed by the very ``WriteResult``
-    methods and table formatting the card was rendered from (``read``: the card as
-    `read_card` gave it, if already read)."""
-    read = read or read_card(root)
-    if read.card is None:
-        return [Problem(CARD, read.problem)]
-    card = read.card
-    data = card.data.to_dict()
+    methods and table formatting the card was rendered from (``card``: the card as
+    `splice_dataset.read_card` gave it, if already read)."""
+    card = card or read_card(root)
+    if card.problem:
+        return [Problem(CARD, card.problem)]
+    data = card.data
     problems = check_origin(root, data.get("splice_build"))
     problems += _check_configs(data, shards.split)
     problems += check_fingerprint(data, shards)
     problems += _check_sizes(data, shards)
     problems += _check_table1(card.text, shards)
+    problems += check_facts(card, shards)
+    return problems
+
+
+# A card fact recorded twice (YAML and text) must agree; the text's provenance lines.
+_TEXT_ROW = r"^- \*\*{}:\*\* (.*?)\s*$"  # `card._provenance_block`'s lines
+
+
+def _text_row(text: str, name: str) -> str | None:
+    found = re.search(_TEXT_ROW.format(re.escape(name)), text, re.M)
+    return found[1].strip("`") if found else None
+
+
+def check_facts(card: CardInfo, shards: WriteResult) -> list[Problem]:
+    """Every fact the card states that the rows give, recomputed from them: the counts,
+    each config's download and dataset sizes, the statistics sentence, Table 6 and the
+    domain table; and the facts it states twice (seed, annotation sha256, stand-in) the
+    same in both places, the annotation sha256 against the bundled file when the card
+    names it. (The seed is also proven by the rows' shuffles: `full_config`.)"""
+    built, text = card.splice_build, card.text
+    problems = [
+        Problem(CARD, f"splice_build.{name} {built.get(name)!r} but the shards hold {real}")
+        for name, real in (("videos", shards.num_rows), ("clips", shards.num_clips))
+        if built.get(name) != real
+    ]
+    infos = card.data.get("dataset_info") or []
+    for info in infos if isinstance(infos, list) else [infos]:
+        config = info.get("config_name")
+        if config not in shards.config_shards:
+            continue
+        for name, real in (
+            ("download_size", shards.download_size(config)),
+            ("dataset_size", shards.num_bytes(config)),
+        ):
+            if info.get(name) != real:
+                what = f"dataset_info {config}: {name} {info.get(name)} but the shards' is {real}"
+                problems.append(Problem(CARD, what))
+    stats = compute_stats(shards.videos)
+    for name, part in (
+        ("the statistics sentence", stats_summary(stats)),
+        ("Table 6", markdown_table(TABLE6_HEADER, table6_rows(stats))),
+        ("the domain table", domain_table(stats)),
+    ):
+        if part.strip() not in text:
+            problems.append(Problem(CARD, f"{name} is not what the shards give:\n{part}"))
+    return problems + _check_twice_stated(card)
+
+
+def _check_twice_stated(card: CardInfo) -> list[Problem]:
+    built, text = card.splice_build, card.text
+    problems = []
+    for name, row in (("seed", "Seed"), ("annotations_sha256", "Annotation sha256")):
+        said = _text_row(text, row)
+        if str(built.get(name)) != said:
+            what = f"splice_build.{name} {built.get(name)!r} but its text says {said!r}"
+            problems.append(Problem(CARD, what))
+    named = _text_row(text, "Annotation file") or ""
+    if named.startswith(BUNDLED_ANNOTATIONS.name) and built.get("annotations_sha256") != (
+        bundled_sha256()
+    ):
+        problems.append(
+            Problem(CARD, f"splice_build.annotations_sha256 is not the sha256 of {named}")
+        )
+    said = {
+        "splice_build.stand_in": card.stand_in,
+        f"tag {STAND_IN_TAG}": STAND_IN_TAG in (card.data.get("tags") or []),
+        "the stand-in notice": STAND_IN_NOTICE.strip() in text,
+        "Source videos": _text_row(text, "Source videos") == "rendered stand-ins (demo)",
+    }
+    if len(set(said.values())) > 1:
+        problems.append(
+            Problem(
+                CARD,
+                "splice_build.stand_in disagrees with the card: "
+                + ", ".join(f"{k} {v}" for k, v in said.items()),
+            )
+        )
+    return problems
+
+
+def check_identity(card: CardInfo, computed: BuildDigests) -> list[Problem]:
+    """The card's digests of the rows (``splice_build.shard_digests``, ``config_digests``,
+    ``build_id``: see `identity`) against the ones the validation computed from the rows
+    it read: a shard whose rows changed after the build is named, and so is a card whose
+    identity is not its shards'."""
+    if card.problem:
+        return []
+    built = card.splice_build
+    if not card.build_id:
+        return [Problem(CARD, "splice_build.build_id: missing, so nothing can name this build")]
+    problems = []
+    for field_name, found in (
+        ("shard_digests", computed.shards),
+        ("config_digests", computed.configs),
+    ):
+        recorded = built.get(field_name)
+        recorded = recorded if isinstance(recorded, dict) else {}
+        for name in sorted(set(recorded) | set(found)):
+            want, got = recorded.get(name), found.get(name)
+            if want == got:
+                continue
+            where = name if got is not None else CARD
+            if want is None:
+                what = f"not in the card's splice_build.{field_name}"
+            elif got is None:
+                what = f"splice_build.{field_name} names {name}, which holds no rows read"
+            else:
+                what = (
+                    f"its rows' digest {got[:16]}... is not the card's splice_build."
+                    f"{field_name} {str(want)[:16]}...: a row changed after the build"
+                )
+            problems.append(Problem(where, what))
+    actual = build_id(computed.configs)
+    if card.build_id != actual:
+        problems.append(
+            Problem(
+                CARD,
+                f"splice_build.build_id {card.build_id[:16]}... but the rows give {actual[:16]}...",
+            )
+        )
     return problems
 
 

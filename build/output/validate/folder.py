@@ -13,26 +13,39 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from splice_build.output.clip_verdict import ClipRule, VerifiedClips
+from splice_build.output.identity import BuildDigests, RowsDigest, row_digest
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
 from splice_build.output.shards import ShardInfo, WriteResult
-from splice_build.output.validate.card_checks import check_card, read_card, recorded_tolerance
+from splice_build.output.validate.card_checks import check_card, check_identity, recorded_tolerance
 from splice_build.output.validate.full_config import check_full_config, full_parts
-from splice_build.output.validate.layout import Shard, check_schemas, list_shards, open_shards
+from splice_build.output.validate.layout import (
+    Shard,
+    check_schemas,
+    list_shards,
+    open_shards,
+    read_back,
+)
 from splice_build.output.validate.parts import Part, PartResult, check_part
 from splice_build.output.validate.problems import Problem, ValidationReport
 from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
 from splice_build.output.validate.questions import QuestionsCheck
+from splice_build.output.validate.tars import TarCheck, check_tars, list_tars
+from splice_build.records import COVERAGE_TOLERANCE
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import (
+    CARD,
     CLIPS,
     CONFIGS,
     FULL_CONFIG,
     NUM_CLIPS,
     SPLIT,
     TEXT_QUESTION_CONFIGS,
+    WEBDATASET_DIR,
     WRITTEN_CONFIGS,
+    CardInfo,
     columns,
+    read_card,
     shard_dir,
 )
 
@@ -49,13 +62,16 @@ def validate_report(
     verified: VerifiedClips | None = None,
     run: Runner | None = None,
     progress: bool = False,
+    tolerance: float | None = None,
 ) -> ValidationReport:
     """Check a built folder; ``quick`` decodes no clip (names, bytes and digests only).
 
     ``verified``: what the build that wrote the folder knows its workers checked (a clip
     with those bytes, segment and duration is proven by its sha256, any other decoded);
     ``run``: an executor's ``run`` for the clips (default: in this process); ``progress``:
-    a bar of clips per second."""
+    a bar of clips per second; ``tolerance``: the seconds a source may end before its
+    last step that this validation accepts (`tolerance_rule`; default the build's
+    default, `records.COVERAGE_TOLERANCE`)."""
     root = Path(out_dir)
     report = ValidationReport()
     problems = report.problems
@@ -64,14 +80,21 @@ def validate_report(
         paths[config], found = list_shards(root, shard_dir(config), split)
         problems += found
         report.shards[config] = len(paths[config])
+    tar_paths, found = list_tars(root, split)
+    problems += found
+    tars = [TarCheck(str(p), f"{WEBDATASET_DIR}/{p.name}") for p in tar_paths]
     card = read_card(root)
-    rule = ClipRule(recorded_tolerance(root, card), tolerance_frames, decode=not quick)
+    rule = ClipRule(tolerance_rule(card, tolerance, problems), tolerance_frames, decode=not quick)
     manifest = _read_manifest(root, problems)
     infos: dict[str, list[ShardInfo]] = {config: [] for config in WRITTEN_CONFIGS}
     opened = {config: open_shards(config, paths[config], infos[config]) for config in paths}
     full_shards = opened[FULL_CONFIG]
     questions = [_questions_check(config, opened) for config in TEXT_QUESTION_CONFIGS]
-    parts = questions + _balanced(full_parts(full_shards, rule, manifest, verified), opened)
+    parts = (
+        questions
+        + tars
+        + _balanced(full_parts(full_shards, rule, manifest, verified, card.seed), opened)
+    )
     results: dict[tuple[str, int], PartResult] = {}
     bar = ClipProgress(_clip_count(paths[BAR_CONFIG]), enabled=progress)
     with ThreadPoolExecutor(1) as beside:
@@ -90,7 +113,9 @@ def validate_report(
     report.videos, report.clips = len(full.videos), full.clips
     for config in CONFIGS:
         if config != FULL_CONFIG:
-            problems += check_against_full(config, opened[config], results, full.seen)
+            where = full.where if CLIPS in columns(config) else None
+            problems += check_against_full(config, opened[config], results, full.seen, where)
+    problems += check_tars(tars, results, full.seen)
     for check in questions:
         problems += [p for shard in opened[check.config] for p in shard.problems]
         problems += results[check.key].problems
@@ -101,6 +126,11 @@ def validate_report(
         videos=tuple(full.videos),
     )
     problems += check_card(root, shards, card)
+    problems += check_identity(card, _digests(opened, results, questions))
+    report.files = sorted(
+        [CARD, *(s.rel for shards in opened.values() for s in shards), *(t.rel for t in tars)]
+        + ([MANIFEST] if manifest is not None else [])
+    )
     return report
 
 
@@ -111,11 +141,65 @@ def validate(
     tolerance_frames: float = TOLERANCE_FRAMES,
     quick: bool = False,
     verified: VerifiedClips | None = None,
+    tolerance: float | None = None,
 ) -> list[Problem]:
     """Every problem of a built folder; an empty list means it is good."""
     return validate_report(
-        out_dir, split=split, tolerance_frames=tolerance_frames, quick=quick, verified=verified
+        out_dir,
+        split=split,
+        tolerance_frames=tolerance_frames,
+        quick=quick,
+        verified=verified,
+        tolerance=tolerance,
     ).problems
+
+
+def tolerance_rule(card: CardInfo, tolerance: float | None, problems: list[Problem]) -> float:
+    """The coverage tolerance the clips are held to: the one asked (``--tolerance``, or a
+    build's own), else the default, or the card's when it is stricter. A card is not
+    proven until validated, so it never loosens the check: a card recording a looser
+    tolerance than the one asked is a problem naming the field."""
+    asked = COVERAGE_TOLERANCE if tolerance is None else tolerance
+    recorded = recorded_tolerance(card)
+    if recorded is None or recorded <= asked:
+        return asked if recorded is None else recorded
+    problems.append(
+        Problem(
+            CARD,
+            f"splice_build.tolerance {recorded:g} is looser than the {asked:g} s this "
+            f"validation holds clips to; if the build was made with --tolerance "
+            f"{recorded:g}, validate with --tolerance {recorded:g}",
+        )
+    )
+    return asked
+
+
+def _digests(
+    opened: dict[str, list[Shard]],
+    results: dict[tuple[str, int], PartResult],
+    questions: list[QuestionsCheck],
+) -> BuildDigests:
+    """The digests of the rows read (`identity`): each shard's and each config's, from the
+    parts' records of the row configs and the question checks' own digests."""
+    shards: dict[str, str] = {}
+    configs: dict[str, str] = {}
+    for config in CONFIGS:
+        cols = columns(config)
+        whole = RowsDigest()
+        for shard in opened[config]:
+            own = RowsDigest()
+            for record in (r for result in read_back(shard, results)[1] for r in result.rows):
+                digest = row_digest(record.digests, cols)
+                own.add(digest)
+                whole.add(digest)
+            shards[shard.rel] = own.hexdigest()
+        if opened[config]:
+            configs[config] = whole.hexdigest()
+    for check in questions:
+        found = dict(results[check.key].digests)
+        configs[check.config] = found.pop(check.config)
+        shards.update(found)
+    return BuildDigests(shards, configs)
 
 
 def _questions_check(config: str, opened: dict[str, list[Shard]]) -> QuestionsCheck:

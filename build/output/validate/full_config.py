@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,8 +23,9 @@ from splice_build.output.stats import VideoStats
 from splice_build.output.validate.layout import Shard, read_back
 from splice_build.output.validate.parts import FullRule, Part, PartResult, RowRecord
 from splice_build.output.validate.problems import Problem
-from splice_dataset import ANSWER, FULL_CONFIG, VIDEO_ID, shard_dir
+from splice_dataset import ANSWER, CARD, FULL_CONFIG, VIDEO_ID, shard_dir
 
+ORDER = f"{ANSWER}.order"
 # Below this probability of every video being in chronological order by chance, the build
 # is reported as unshuffled.
 UNSHUFFLED_P = 1e-6
@@ -38,6 +40,9 @@ class FullRows:
     clips: int = 0
     identity_p: float = 1.0  # probability that every order so far is chronological by chance
     all_identity: bool = True  # every order so far is 1..n
+    seeded: int = 0  # rows whose order is the card seed's shuffle
+    unseeded: list[Problem] = field(default_factory=list)  # the rows whose order is not
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)  # id -> (file, row)
 
     def add(self, vid: str, record: RowRecord) -> None:
         self.seen[vid] = record.digests
@@ -52,6 +57,7 @@ def full_parts(
     rule: ClipRule,
     manifest: ReleaseManifest | None,
     verified: VerifiedClips | None = None,
+    seed: int | None = None,
 ) -> list[Part]:
     """The full config's parts, each with the rule and what the manifest and the build's
     workers (``verified``: trusted by digest when the rule they met is at least as strict
@@ -70,6 +76,7 @@ def full_parts(
                         rule,
                         _of(manifest.clips, held) if manifest is not None else None,
                         _of(verified.clips, held) if verified is not None else None,
+                        seed,
                     ),
                 )
             )
@@ -116,6 +123,11 @@ def check_full_config(
                 if vid in rows.seen:
                     found_here.insert(0, (None, "duplicate video id"))
                 rows.add(vid, record)
+                rows.where.setdefault(vid, (Path(shard.rel).name, record.row))
+                rows.seeded += bool(record.seeded)
+                if record.seeded is False:
+                    what = "not the shuffle of the card's splice_build.seed"
+                    rows.unseeded.append(Problem(shard.rel, what, record.row, vid, ORDER))
             found += [Problem(shard.rel, w, record.row, vid, c) for c, w in found_here]
     problems += found
     problems += _whole_config(rows, manifest)
@@ -123,8 +135,19 @@ def check_full_config(
 
 
 def _whole_config(rows: FullRows, manifest: ReleaseManifest | None) -> list[Problem]:
-    """What only the whole config shows: a video of the manifest missing, no shuffle."""
+    """What only the whole config shows: a video of the manifest missing, no shuffle, a
+    seed on the card that shuffled at most half the rows (one problem for the card, not one
+    per row), else each row its seed did not shuffle so."""
     problems = []
+    if rows.unseeded and len(rows.unseeded) >= rows.seeded:
+        # most rows disagree (a row of 2 clips matches any seed half the time): the card
+        what = (
+            f"splice_build.seed: only {rows.seeded} of {rows.seeded + len(rows.unseeded)} "
+            "rows' answer orders are its shuffle (the seed was edited?)"
+        )
+        problems.append(Problem(CARD, what))
+    else:
+        problems += rows.unseeded
     for vid in sorted(set(manifest.clips) - set(rows.seen)) if manifest else ():
         problems.append(Problem(MANIFEST, "video not in the clip shards", video_id=vid))
     if rows.videos and rows.all_identity and rows.identity_p < UNSHUFFLED_P:
@@ -133,7 +156,7 @@ def _whole_config(rows: FullRows, manifest: ReleaseManifest | None) -> list[Prob
                 shard_dir(FULL_CONFIG),
                 "every video's clips are labelled in chronological order "
                 f"(chance {rows.identity_p:.1e}): the labels give the order away",
-                column=f"{ANSWER}.order",
+                column=ORDER,
             )
         )
     return problems

@@ -31,7 +31,13 @@ def list_shards(root: Path, folder: str, split: str) -> tuple[list[Path], list[P
         if path.name.startswith(TMP_PREFIX):
             problems.append(Problem(rel, "leftover temporary shard of an unfinished write"))
             continue
-        if path.suffix != ".parquet":
+        if path.name.startswith("."):  # neither loaded nor published
+            continue
+        if path.is_dir() or path.suffix != ".parquet":
+            what = "a folder" if path.is_dir() else "a file"
+            problems.append(
+                Problem(rel, f"{what} in the {folder}/ folder that no config of the card names")
+            )
             continue
         m = SHARD_NAME_RE.match(path.name)
         if not m or m["split"] != split:

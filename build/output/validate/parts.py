@@ -15,9 +15,7 @@ fraction of a second."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,11 +25,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from splice_build.output.clip_verdict import ClipRule, VerifiedClip, check_clip_task
+from splice_build.output.identity import cell_digest
 from splice_build.output.release_manifest import MANIFEST, ImportedClip
 from splice_build.output.stats import VideoStats
 from splice_build.output.validate.clips import clip_task, named
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
+from splice_build.stages.shuffle import answer_order, permutation
 from splice_dataset import (
     ANSWER,
     CLIPS,
@@ -113,6 +113,7 @@ class FullRule:
     rule: ClipRule
     imported: Mapping[str, tuple[ImportedClip, ...]] | None = None
     checked: Mapping[str, tuple[VerifiedClip, ...]] | None = None
+    seed: int | None = None  # the card's: each row's order is held to its shuffle
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class RowRecord:
     found: Found = ()  # the row's own problems, its clips' included (full config only)
     stats: VideoStats | None = None  # full config only
     identity: bool = False  # its answer order is 1..num_clips (full config only)
+    seeded: bool | None = None  # its order is the card seed's shuffle (None: no seed)
     num_clips: int = 0
     clips: int = 0  # clips the row holds
 
@@ -137,12 +139,16 @@ class PartResult:
     clips: int = 0  # clips looked at
     decoded: int = 0  # of which decoded
     problems: tuple[Problem, ...] = ()  # a whole-config task's (`questions.QuestionsCheck`)
+    # a whole-config task's digests of its rows (`identity`): (shard rel, hex) per shard,
+    # then (config, hex) for the whole config
+    digests: tuple[tuple[str, str], ...] = ()
 
 
 def digest(value: Any) -> bytes:
-    """A cell's value as a short digest: what the other configs' rows are compared by,
-    so that only 32 bytes per column of every video stay in memory."""
-    return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+    """A cell's value as a short digest (`identity.cell_digest`, the build identity's):
+    what the other configs' rows are compared by and the shards' digests made of, so that
+    only 32 bytes per column of every video stay in memory."""
+    return cell_digest(value)
 
 
 class Task(Protocol):
@@ -242,7 +248,8 @@ def _full_rows(
     for i, row in enumerate(rows, start=first):
         vid = row.get(VIDEO_ID)
         if not vid or not isinstance(vid, str):
-            records.append(RowRecord(i, vid, {}, ((VIDEO_ID, "no video_id"),)))
+            cells = {c: digest(row.get(c)) for c in columns(FULL_CONFIG)}
+            records.append(RowRecord(i, vid, cells, ((VIDEO_ID, "no video_id"),)))
             continue
         found = check_row(row)
         imported = None
@@ -265,6 +272,9 @@ def _full_rows(
                 tuple(found + own + named(result)),
                 VideoStats.from_row(row),
                 identity=list(order) == list(range(1, n + 1)),
+                seeded=None
+                if full.seed is None
+                else list(order) == list(answer_order(permutation(full.seed, vid, len(order)))),
                 num_clips=n,
                 clips=len(row.get(CLIPS) or []),
             )

@@ -33,6 +33,9 @@ class ValidationReport:
     clips: int = 0
     decoded: int = 0  # clips decoded (the others proven by the digest their worker checked)
     shards: dict[str, int] = field(default_factory=dict)  # config -> shard count
+    # every file the checks read (paths in the build, e.g. "video/test-00000-of-00001.parquet"):
+    # with no problem, what `splice publish` may upload and nothing else
+    files: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from splice_build.output.identity import RowsDigest, cell_digest, row_digest
 from splice_build.output.validate.parts import PartResult, shard_rows
 from splice_build.output.validate.problems import Problem
 from splice_dataset import QUESTION_ID, TEXT_QUESTION_CONFIGS, VIDEO_ID, columns, question_rows
@@ -31,9 +32,15 @@ class QuestionsCheck:
         return (self.config, -1)
 
     def check(self) -> PartResult:
-        return PartResult(self.key, problems=tuple(self.problems()))
+        digests: dict[str, RowsDigest] = {}
+        problems = self.problems(digests)
+        return PartResult(
+            self.key,
+            problems=tuple(problems),
+            digests=tuple((name, d.hexdigest()) for name, d in digests.items()),
+        )
 
-    def problems(self) -> list[Problem]:
+    def problems(self, digests: dict[str, RowsDigest] | None = None) -> list[Problem]:
         """Rows are matched by question id, so one dropped or added question is one
         problem, not one per row after it; the first row out of the regenerated order is
         reported too."""
@@ -44,7 +51,13 @@ class QuestionsCheck:
         rank = {qid: i for i, qid in enumerate(due)}
         cols = columns(self.config)
         last, out_of_order = -1, False
+        digests = {} if digests is None else digests
+        whole = digests.setdefault(self.config, RowsDigest())
         for rel, i, row in _rows(self.shards, problems):
+            # the rows' digests (`identity`), shard by shard and for the whole config
+            cells = row_digest({c: cell_digest(row.get(c)) for c in cols}, cols)
+            digests.setdefault(rel, RowsDigest()).add(cells)
+            whole.add(cells)
             qid, vid = row.get(QUESTION_ID), row.get(VIDEO_ID)
             want = due.pop(qid, None)
             if want is None:
