@@ -20,10 +20,11 @@ LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 # 2.13's CPU build (0.28.0 is a CUDA build: `libc10_cuda.so` missing, then
 # "operator torchvision::nms does not exist"; 0.29 fails the same way), so this is the
 # CUDA build of torch 2.14.1 with its torchvision 0.29.1 (both on this machine's disk; they
-# run on the CPU, about 5.5 GB), transformers pinned, and the project itself.
+# run on the CPU; the venv is about 5.9 GB), transformers pinned, num2words (SmolVLM's
+# processor imports it), and the project itself.
 MODELS_VENV ?= .venv-models
 MODELS_STAMP := $(MODELS_VENV)/.splice-models-installed
-MODELS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0
+MODELS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 num2words==0.5.14
 
 # The metric's Space as the Hub builds it (tests/test_space.py serves app.py from it): a
 # fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.

@@ -1,7 +1,7 @@
 """What ``splice run --backend transformers`` hands a checkpoint's processor, read back from
 the processor's own output: run in ``.venv-models`` as
-``python tests/local_probe.py CHECKPOINT BUILD CONFIG LIMIT``, it builds the run's requests
-for the first LIMIT rows exactly as the runner does (``jobs.iter_jobs`` with the family's
+``python tests/local_probe.py BUILD CONFIG LIMIT CHECKPOINT...``, it builds the run's
+requests for the first LIMIT rows exactly as the runner does (``jobs.iter_jobs`` with the family's
 default ``--frames``), encodes each through the family's adapter, and prints one JSON line
 per row: the prompt as the model's input ids decode (runs of the media token collapsed to
 ``<token>*N``), the adapter's ``Sent`` record, the clip headings and the video id.
@@ -54,4 +54,5 @@ def main(checkpoint: str, build: str, config: str, limit: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    for path in sys.argv[4:]:  # one process for every checkpoint: torch is imported once
+        main(path, sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -232,6 +232,7 @@ def smolvlm():
         text_config=text_config(tf.LlamaConfig, tok).to_dict(),
         image_token_id=tok.convert_tokens_to_ids("<image>"),
         scale_factor=2,
+        pad_token_id=tok.pad_token_id,
     )
     model = tf.SmolVLMForConditionalGeneration(config)
     processor = tf.SmolVLMProcessor(

@@ -166,6 +166,9 @@ class QwenAdapter(VideoAdapter):
 
         kwargs = super().processor_kwargs(requests)
         if kwargs:
+            # qwen-vl-utils' per-frame share of the video's pixel budget (transformers 5.22's
+            # default); it binds only for clips far longer than COIN's steps
+            kwargs["cap_pixels_per_frame"] = True
             kwargs["video_metadata"] = [
                 VideoMetadata(
                     total_num_frames=len(f.frames),

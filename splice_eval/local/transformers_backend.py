@@ -38,7 +38,7 @@ def open_transformers(args: Any) -> LocalModel:
         raise UserError(f"--model {args.model}: {families.REMOTE_CODE_TYPES[model_type]}")
     family = families.family_of(model_type)
     print(
-        f"splice run: loading {args.model} ({model_type}, {family.name}) on {device}",
+        f"splice run: loading {args.model} ({model_type}) on {device}",
         file=sys.stderr,
     )
     try:
