@@ -198,3 +198,21 @@ def test_ctrl_c_with_a_local_model_is_one_line_and_exit_130(
     answered = [json.loads(line) for line in out.read_text().splitlines()][1:]
     assert 1 <= len(answered) < len(list(Path(demo_build).glob("text/*"))) + 24
     assert all(r["raw_output"] == FORCED for r in answered)
+
+
+def test_text_config_sends_no_frames(demo_build, tmp_path, capsys, monkeypatch):
+    seen: list[FramesRequest] = []
+
+    def run_batch(requests):
+        seen.extend(requests)
+        return [CallResult(FORCED, None, 1) for _ in requests]
+
+    monkeypatch.setattr(load, "open_local", lambda args: fake_local("qwen2_vl", run_batch))
+    out = tmp_path / "o.jsonl"
+    argv = ["--backend", "transformers", "--model", "tiny", "--config", "text", "--limit", "2"]
+    code, err = run_cli([*argv, "--data", str(demo_build), "--out", str(out)], capsys)
+    assert code == 0, err
+    assert [r.frames for r in seen] == [None, None]
+    assert all("Video 1:" in r.prompt.text for r in seen)
+    meta = json.loads(out.read_text().splitlines()[0])["splice_metadata"]
+    assert meta["frames"] is None and meta["backend"] == "transformers"

@@ -301,3 +301,27 @@ def test_each_clip_follows_its_own_heading(family, probed):
         # ...and no clip anywhere else
         assert text.count(f"{media}*") == sum(runs for _, runs in parts)
         assert row["sent"]["prompt_tokens"] == row["input_tokens"]
+
+
+def test_question_formats_and_probes_run_through_a_real_model(python, tiny, demo_build, tmp_path):
+    """``--format pairwise`` with ``--probe reversed``: the question's two clips, each after
+    its heading, probed as the endpoint path probes them; the answer read by the pairwise
+    parser (the forced order answer is not an option answer: unparsed, not an error)."""
+    out = tmp_path / "pairwise.jsonl"
+    done = splice_run(
+        python,
+        tmp_path,
+        *("--backend", "transformers", "--model", tiny["qwen2_vl"]["path"]),
+        *("--config", "video", "--format", "pairwise", "--probe", "reversed"),
+        *("--data", str(demo_build), "--limit", "2", "--out", str(out)),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    metadata, rows = read_lines(out)
+    assert (metadata["format"], metadata["probe"], metadata["family"]) == (
+        "pairwise",
+        "reversed",
+        "qwen2_vl",
+    )
+    assert len(rows) == 2 and all(len(r["sent"]["frames_per_clip"]) == 2 for r in rows)
+    assert all(r["raw_output"] == FORCED and "error" not in r for r in rows)
+    assert "2 unparsed answers" in done.stderr
