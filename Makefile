@@ -14,6 +14,18 @@ STAMP := $(VENV)/.splice-installed
 LMMS_VENV ?= .venv-lmms
 LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
 
+# `splice run --backend transformers` with real model classes (tests/test_local_models.py
+# builds tiny checkpoints of each family and runs them on the demo build): transformers'
+# video processors need torchvision, and no torchvision wheel here loads beside torch
+# 2.13's CPU build (0.28.0 is a CUDA build: `libc10_cuda.so` missing, then
+# "operator torchvision::nms does not exist"; 0.29 fails the same way), so this is the
+# CUDA build of torch 2.14.1 with its torchvision 0.29.1 (both on this machine's disk; they
+# run on the CPU; the venv is about 5.9 GB), transformers pinned, num2words (SmolVLM's
+# processor imports it), and the project itself.
+MODELS_VENV ?= .venv-models
+MODELS_STAMP := $(MODELS_VENV)/.splice-models-installed
+MODELS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 num2words==0.5.14
+
 # The metric's Space as the Hub builds it (tests/test_space.py serves app.py from it): a
 # fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.
 SPACE_VENV ?= .venv-space
@@ -35,7 +47,7 @@ CHROMIUM := /usr/bin/chromium
 # the same way; every Debian package ships its copyright file, the target's stamp.
 OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme chromium opencv-doc
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv models-venv readme chromium opencv-doc
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,10 +73,10 @@ $(OPENCV_DOC):
 
 opencv-doc: $(OPENCV_DOC)
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(MODELS_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -94,6 +106,15 @@ $(LMMS_STAMP): setup.cfg pyproject.toml
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)
+
+$(MODELS_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(MODELS_VENV)
+	$(MODELS_VENV)/bin/pip install -q -U pip
+	$(MODELS_VENV)/bin/pip install -q $(MODELS_PINS)
+	$(MODELS_VENV)/bin/pip install -q -e ".[models]" $(MODELS_PINS)
+	touch $(MODELS_STAMP)
+
+models-venv: $(MODELS_STAMP)
 
 $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 	$(PYTHON) -m venv --clear $(SPACE_VENV)

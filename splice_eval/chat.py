@@ -69,6 +69,7 @@ class CallResult:
     attempts: int
     error: str | None = None
     waits: tuple[float, ...] = ()  # backoff waits between attempts, in seconds
+    sent: dict[str, Any] | None = None  # a local model's input, counted (``local.adapters``)
 
 
 class EndpointError(EndpointDown):

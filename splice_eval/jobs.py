@@ -27,12 +27,24 @@ from splice_eval.frame_cache import FrameCache
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
 from splice_eval.redact import Redactor
 from splice_eval.resume import append_line, is_answered, load_previous
-from splice_eval.sampling import FrameSpec
+from splice_eval.sampling import Frames, FrameSpec
 from splice_metric.questions import read_answer
 
 log = logging.getLogger("splice.run")
 
-Caller = Callable[[list[dict[str, Any]]], CallResult]
+# A caller takes what a job's ``build_messages`` made: OpenAI chat messages for an endpoint,
+# a ``FramesRequest`` for a local model (``splice_eval.local``).
+Caller = Callable[[Any], CallResult]
+
+
+@dataclass(frozen=True)
+class FramesRequest:
+    """One row for a model run in this process: the prompt and, per clip, the frames that
+    were sampled and probed for it (None for the text config). The local backends render
+    it with their model's own placeholders (``prompts.interleaved_text``)."""
+
+    prompt: prompts.Prompt
+    frames: tuple[Frames, ...] | None
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,7 @@ class RowJob:
 
     video_id: str  # for a question format, the question's id (splice_formats)
     num_clips: int
-    build_messages: Callable[[], list[dict[str, Any]]]
+    build_messages: Callable[[], Any]  # chat messages, or a ``FramesRequest``
     # the whole answer -> the order, or for a question ``[option]`` (None: unparsed)
     parse: Callable[[str | None], list[int] | None] = splice_metric.parse_order
 
@@ -166,6 +178,8 @@ class _JobLoop:
         parsed = job.parse(result.raw_output)  # the whole answer
         raw, cut = cap_raw_output(result.raw_output)
         extra: dict[str, Any] = {"usage": result.usage, "attempts": result.attempts}
+        if result.sent is not None:
+            extra["sent"] = result.sent
         if cut:
             extra["raw_output_cut"] = cut
         if result.error:
@@ -224,7 +238,9 @@ class RunSettings:
     """Everything the command line decides about how rows become requests."""
 
     config: str
-    clips_as: str = "images"  # "video": one video item per clip; "images": sampled frames
+    # "video": one video item per clip; "images": sampled frames as base64 images;
+    # "frames": sampled frames as arrays in a ``FramesRequest`` (a local model)
+    clips_as: str = "images"
     frames: FrameSpec = FrameSpec()
     limit: int | None = None
     probe: str = probes.NONE  # what the model is shown of the sampled frames (``probes``)
@@ -271,10 +287,12 @@ def _question_job(row: dict[str, Any], settings: RunSettings, references: dict[s
     return RowJob(qid, len(labels), _message_builder(model_row, settings), parse)
 
 
-def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], list[dict]]:
-    def build() -> list[dict[str, Any]]:
+def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[], Any]:
+    def build() -> Any:
         prompt = prompts.build_question_prompt(row, settings.config, settings.format)
-        if settings.clips_as != "images" or settings.config == "text":
+        if settings.clips_as == "frames" and settings.config == "text":
+            return FramesRequest(prompt, None)
+        if settings.clips_as == "video" or settings.config == "text":
             return prompts.to_chat_messages(prompt, clips_as=settings.clips_as)
         cache = settings.frame_cache
         frames = probes.probed_frames(
@@ -284,6 +302,8 @@ def _message_builder(row: dict[str, Any], settings: RunSettings) -> Callable[[],
             settings.probe_seed,
             sample=cache.sample if cache is not None else None,
         )
+        if settings.clips_as == "frames":
+            return FramesRequest(prompt, tuple(frames))
         return prompts.to_chat_messages(prompt, clips_as="images", frames=frames)
 
     return build

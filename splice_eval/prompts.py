@@ -33,6 +33,7 @@ __all__ = [
     "prompt_version",
     "clip_label",
     "image_data_url",
+    "interleaved_text",
     "parse_order",
     "to_chat_messages",
 ]
@@ -263,6 +264,28 @@ def build_question_prompt(row: Mapping[str, Any], config: str, format: str) -> P
         ]
     parts.append("".join(tail))
     return Prompt(config, row.get(schema.VIDEO_ID), "\n".join(parts), items)
+
+
+def interleaved_text(prompt: Prompt, clip_texts: Sequence[str]) -> str:
+    """The prompt as one text for a model that takes its clips inline: the instruction,
+    then each clip's heading ("Video 2" or "Video 2: <caption>") with ``clip_texts[i]``
+    (the model's placeholder for that clip) on the next line, every part on its own line.
+
+    This is the layout of Appendix A.3 for a processor that expands placeholders in place
+    (``splice run --backend transformers`` / ``vllm``): every clip right after its own
+    heading, never all clips before or after the text. The text config has no clips: its
+    text is the whole prompt."""
+    if prompt.config == "text" or not prompt.clips:
+        return prompt.text
+    if len(clip_texts) != len(prompt.clips):
+        raise ValueError(
+            f"video {prompt.video_id!r}: {len(clip_texts)} placeholders for "
+            f"{len(prompt.clips)} clips"
+        )
+    parts = [prompt.text]
+    for clip, placeholder in zip(prompt.clips, clip_texts, strict=True):
+        parts += [clip.heading, placeholder]
+    return "\n".join(parts)
 
 
 def _field(row: Mapping[str, Any], column: str, where: str) -> Any:

@@ -44,6 +44,7 @@ from splice_eval.builddata import build_id
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.data_source import DATA_HELP, stream_source
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
+from splice_eval.local import options as local_options
 from splice_eval.predictions import project_version
 from splice_eval.redact import RedactingFilter, Redactor, public_url
 from splice_eval.resume import is_answered
@@ -88,8 +89,16 @@ def parse_frames(text: str) -> FrameSpec:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--endpoint", required=True, help="base URL, e.g. http://host:8000/v1")
-    parser.add_argument("--model", required=True, help="model name the endpoint serves")
+    parser.add_argument(
+        "--endpoint", default=None, help="--backend openai: base URL, e.g. http://host:8000/v1"
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="model name the endpoint serves; with --backend transformers or vllm, a local "
+        "checkpoint folder or a Hub id",
+    )
+    local_options.add_arguments(parser)
     parser.add_argument(
         "--config",
         required=True,
@@ -109,15 +118,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--frames",
         type=parse_frames,
         default=None,
-        help="frame sampling for --as images: fps=1,max_side=448 (default) or num_frames=16",
+        help="frame sampling for --as images: fps=1,max_side=448 (default) or num_frames=16; "
+        "with --backend transformers or vllm the model family's paper setting is the "
+        "default (Qwen2-VL: fps=1; InternVL, LLaVA-OneVision: num_frames=16; 448 px)",
     )
     parser.add_argument(
         "--as",
         dest="clips_as",
         choices=("video", "images"),
-        default="images",
-        help="send each clip as one video item (vLLM's video_url) or as sampled frames "
-        "(base64 images; works with every OpenAI-compatible endpoint). Default: images",
+        default=None,
+        help="--backend openai: send each clip as one video item (vLLM's video_url) or as "
+        "sampled frames (base64 images; works with every OpenAI-compatible endpoint). "
+        "Default: images",
     )
     parser.add_argument(
         "--probe",
@@ -208,22 +220,23 @@ def api_key_from_env(name: str, explicit: bool) -> str:
     return NO_KEY_PLACEHOLDER
 
 
-def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, Any]:
-    """How this run's answers are produced: the prediction file's metadata line."""
+def run_metadata(
+    args: argparse.Namespace, settings: RunSettings, local: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """How this run's answers are produced: the prediction file's metadata line (``local``:
+    a local backend's own settings, ``LocalModel.metadata``)."""
+    sampled = settings.clips_as in ("images", "frames")
     return {
         "producer": "splice run",
         "model": args.model,
         "config": args.config,
-        "endpoint": public_url(args.endpoint),
+        "endpoint": public_url(args.endpoint) if args.endpoint else None,
+        **(local or {}),
         "prompt_version": prompts.prompt_version(settings.format),
         "format": settings.format,
         "question_seed": splice_formats.DEFAULT_SEED,
         "clips_as": settings.clips_as if args.config != "text" else None,
-        "frames": (
-            settings.frames.kwargs()
-            if args.config != "text" and settings.clips_as == "images"
-            else None
-        ),
+        "frames": settings.frames.kwargs() if args.config != "text" and sampled else None,
         "probe": settings.probe,
         "probe_seed": settings.probe_seed,
         "sampling": {"max_tokens": args.max_tokens, "temperature": args.temperature},
@@ -235,6 +248,7 @@ def run_metadata(args: argparse.Namespace, settings: RunSettings) -> dict[str, A
 
 
 def _check_options(args: argparse.Namespace) -> None:
+    local_options.check(args)
     checks = [
         (args.concurrency >= 1, "--concurrency must be >= 1"),
         (args.timeout > 0, "--timeout must be > 0"),
@@ -247,17 +261,32 @@ def _check_options(args: argparse.Namespace) -> None:
     for ok, message in checks:
         if not ok:
             raise UserError(message)
-    if args.frames is not None and (args.clips_as == "video" or args.config == "text"):
-        raise UserError(
-            "--frames applies to --as images with a video config "
-            f"(got --as {args.clips_as}, --config {args.config})"
-        )
     if args.frame_cache is not None and args.no_frame_cache:
         raise UserError("--frame-cache and --no-frame-cache: give one of them")
-    if args.probe != probes.NONE and (args.clips_as == "video" or args.config == "text"):
+    if args.backend != local_options.OPENAI:
+        _check_local(args)
+        return
+    _check_endpoint(args)
+
+
+def _check_local(args: argparse.Namespace) -> None:
+    if args.frames is not None and args.config == "text":
+        raise UserError("--frames applies to a video config (got --config text)")
+    if args.probe != probes.NONE and args.config == "text":
+        raise UserError(f"--probe {args.probe} changes sampled frames: it needs a video config")
+
+
+def _check_endpoint(args: argparse.Namespace) -> None:
+    clips_as = endpoint_clips_as(args)
+    if args.frames is not None and (clips_as == "video" or args.config == "text"):
+        raise UserError(
+            "--frames applies to --as images with a video config "
+            f"(got --as {clips_as}, --config {args.config})"
+        )
+    if args.probe != probes.NONE and (clips_as == "video" or args.config == "text"):
         raise UserError(
             f"--probe {args.probe} changes sampled frames: it needs --as images and a video "
-            f"config (got --as {args.clips_as}, --config {args.config})"
+            f"config (got --as {clips_as}, --config {args.config})"
         )
     parts = urllib.parse.urlsplit(args.endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -267,6 +296,11 @@ def _check_options(args: argparse.Namespace) -> None:
             "--endpoint: put credentials in the API key variable (--api-key-env), not in the "
             "URL (which is printed and recorded)"
         )
+
+
+def endpoint_clips_as(args: argparse.Namespace) -> str:
+    """``--as`` of an endpoint run: images unless given."""
+    return args.clips_as or "images"
 
 
 class _Terminated(KeyboardInterrupt):
@@ -279,39 +313,44 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = None) -> int:
     _check_options(args)
-    api_key = api_key_from_env(args.api_key_env, args.api_key_env != DEFAULT_KEY_ENV)
-    settings = RunSettings(
+    redactor = Redactor()
+    data = stream_source(args.data, args.config)  # an unreachable Hub: said at once
+    rows = load_rows(data, args.config, args.format)  # a missing build: refused first
+    cache = (
+        None
+        if args.no_frame_cache
+        else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir())
+    )
+    common = dict(
         config=args.config,
-        clips_as=args.clips_as,
-        frames=args.frames or FrameSpec(),
         limit=args.limit,
         probe=args.probe,
         probe_seed=args.probe_seed,
         format=args.format,
-        frame_cache=None
-        if args.no_frame_cache
-        else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir()),
+        frame_cache=cache,
     )
-    redactor = Redactor()
-    caller = ChatCaller(
-        args.endpoint,
-        args.model,
-        RetryPolicy(max_retries=args.max_retries, base=args.backoff),
-        api_key=api_key,
-        timeout=args.timeout,
-        max_bytes=args.max_answer_bytes,
-        generation={"max_tokens": args.max_tokens, "temperature": args.temperature},
-        breaker=Breaker(args.max_connect_failures, args.max_silence),
-        redactor=redactor,
-        sleep=sleep,
-    )
+    if args.backend == local_options.OPENAI:
+        caller: Any = _endpoint_caller(args, redactor, sleep)
+        settings = RunSettings(
+            clips_as=endpoint_clips_as(args), frames=args.frames or FrameSpec(), **common
+        )
+        metadata = run_metadata(args, settings)
+        where = f"at {metadata['endpoint']}"
+        concurrency = args.concurrency
+    else:
+        from splice_eval.local.load import open_local
+
+        local = open_local(args)  # loads the model: one line on stderr first
+        frames = args.frames or parse_frames(local.family.frames)
+        settings = RunSettings(clips_as="frames", frames=frames, **common)
+        caller = local.caller
+        metadata = run_metadata(args, settings, local.metadata)
+        where = f"on {local.where} ({args.backend}, {local.family.name})"
+        concurrency = max(args.concurrency, local.batch_size)
     log_filter = RedactingFilter(redactor)
     log.addFilter(log_filter)
-    metadata = run_metadata(args, settings)
-    data = stream_source(args.data, args.config)  # an unreachable Hub: said at once
-    rows = load_rows(data, args.config, args.format)  # a missing build: refused first
     print(
-        f"splice run: {args.model} at {metadata['endpoint']}, config {args.config}, "
+        f"splice run: {args.model} {where}, config {args.config}, "
         f"clips as {settings.clips_as if args.config != 'text' else 'text only'}, "
         f"probe {settings.probe}, format {settings.format}, "
         f"build {(metadata['build_id'] or 'not identified')[:16]}, out {args.out}",
@@ -328,7 +367,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
             out=args.out,
             config=args.config,
             model=args.model,
-            concurrency=args.concurrency,
+            concurrency=concurrency,
             progress=lambda _pred: bar.update(),
             metadata=metadata,
         )
@@ -368,6 +407,24 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         scores = scoring.score_run(run, references, random_baseline=True)
         print(summarize(run, scores, args.out, args.data))
     return 1 if stats.errors else 0
+
+
+def _endpoint_caller(
+    args: argparse.Namespace, redactor: Redactor, sleep: Callable[[float], None] | None
+) -> ChatCaller:
+    api_key = api_key_from_env(args.api_key_env, args.api_key_env != DEFAULT_KEY_ENV)
+    return ChatCaller(
+        args.endpoint,
+        args.model,
+        RetryPolicy(max_retries=args.max_retries, base=args.backoff),
+        api_key=api_key,
+        timeout=args.timeout,
+        max_bytes=args.max_answer_bytes,
+        generation={"max_tokens": args.max_tokens, "temperature": args.temperature},
+        breaker=Breaker(args.max_connect_failures, args.max_silence),
+        redactor=redactor,
+        sleep=sleep,
+    )
 
 
 def scores_path(out: Path) -> Path:

@@ -1,7 +1,8 @@
 """The Python of one of the side venvs that `make test` builds beside `.venv` (lmms-eval's,
-the metric Space's, the datasets floor's): each peer tool needs an environment the project's
-own cannot be. Under `make test` (its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails
-the test; elsewhere the test is skipped with the command that makes it."""
+the metric Space's, the datasets floor's, and torch + transformers' for the local model
+backend): each peer tool needs an environment the project's own cannot be. Under `make test`
+(its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails the test; elsewhere the test is
+skipped with the command that makes it."""
 
 from __future__ import annotations
 
@@ -31,3 +32,15 @@ def side_venv_python(
     if os.environ.get(require_env) == "1":  # `make test` builds it
         pytest.fail(f"{problem}; run `make {make_target}`")
     pytest.skip(f"{problem}; run `make {make_target}` or set {python_env}")
+
+
+def models_python() -> Path:
+    """``.venv-models`` (``make models-venv``): torch, torchvision and transformers beside the
+    project, for ``splice run --backend transformers`` on real model classes."""
+    return side_venv_python(
+        ".venv-models",
+        "SPLICE_MODELS_PYTHON",
+        "SPLICE_REQUIRE_MODELS",
+        "models-venv",
+        "torch, torchvision, transformers, splice_eval.local.adapters",
+    )

@@ -1,0 +1,68 @@
+"""The model families ``splice run --backend transformers`` knows, and the paper's frame
+settings for each (Appendix A.2), without importing torch or transformers.
+
+A family is picked from the checkpoint's ``config.json`` ``model_type``; a type no family
+names is run by the generic image-text-to-text adapter, frames sent as images. The frame
+settings are ``--frames`` strings (``runner.parse_frames`` reads them), so a family's
+default is spelled exactly as a user would override it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+QWEN2_VL = "qwen2_vl"
+QWEN2_5_VL = "qwen2_5_vl"
+INTERNVL = "internvl"
+LLAVA_ONEVISION = "llava_onevision"
+SMOLVLM = "smolvlm"
+GENERIC = "generic"
+
+# "Qwen2-VL ... 1 fps, and the highest image resolution was set to 448 pixels"; InternVL2.5
+# and LLaVA-OneVision: "16 frames instead of fps" (Appendix A.2). The 448 px long-side cap
+# is the parser's default, so it applies to every family's sampled frames.
+PAPER_FPS = "fps=1"
+PAPER_UNIFORM = "num_frames=16"
+
+
+@dataclass(frozen=True)
+class Family:
+    """One adapter's models: the ``model_type``s it serves, its default ``--frames``, and
+    how clips reach the model (``"video"``: one video per clip through the processor's
+    video path; ``"images"``: each sampled frame as an image)."""
+
+    name: str
+    model_types: tuple[str, ...]
+    frames: str
+    clips_as: str
+    paper: str  # where the default comes from, for the README and the run's line
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(QWEN2_VL, ("qwen2_vl",), PAPER_FPS, "video", "Appendix A.2 (Qwen2-VL)"),
+    Family(QWEN2_5_VL, ("qwen2_5_vl",), PAPER_FPS, "video", "Appendix A.2 (Qwen2-VL family)"),
+    Family(INTERNVL, ("internvl",), PAPER_UNIFORM, "video", "Appendix A.2 (InternVL2.5)"),
+    Family(
+        LLAVA_ONEVISION,
+        ("llava_onevision",),
+        PAPER_UNIFORM,
+        "video",
+        "Appendix A.2 (LLaVA-OneVision)",
+    ),
+    Family(SMOLVLM, ("smolvlm", "idefics3"), PAPER_FPS, "images", "not in the paper: 1 fps"),
+)
+GENERIC_FAMILY = Family(GENERIC, (), PAPER_FPS, "images", "not in the paper: 1 fps")
+
+# Remote-code checkpoints that transformers' own classes do not load: said in one line.
+REMOTE_CODE_TYPES = {
+    "internvl_chat": "use a transformers-native InternVL checkpoint (the '-hf' repositories, "
+    "model_type 'internvl')",
+}
+
+
+def family_of(model_type: str) -> Family:
+    """The family serving ``model_type`` (a checkpoint's ``config.model_type``)."""
+    for family in FAMILIES:
+        if model_type in family.model_types:
+            return family
+    return GENERIC_FAMILY
