@@ -316,18 +316,13 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     redactor = Redactor()
     data = stream_source(args.data, args.config)  # an unreachable Hub: said at once
     rows = load_rows(data, args.config, args.format)  # a missing build: refused first
-    cache = (
-        None
-        if args.no_frame_cache
-        else frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir())
-    )
     common = dict(
         config=args.config,
         limit=args.limit,
         probe=args.probe,
         probe_seed=args.probe_seed,
         format=args.format,
-        frame_cache=cache,
+        frame_cache=_frame_cache(args),
     )
     if args.backend == local_options.OPENAI:
         caller: Any = _endpoint_caller(args, redactor, sleep)
@@ -407,6 +402,12 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         scores = scoring.score_run(run, references, random_baseline=True)
         print(summarize(run, scores, args.out, args.data))
     return 1 if stats.errors else 0
+
+
+def _frame_cache(args: argparse.Namespace) -> frame_cache.FrameCache | None:
+    if args.no_frame_cache:
+        return None
+    return frame_cache.FrameCache(args.frame_cache or frame_cache.default_dir())
 
 
 def _endpoint_caller(
