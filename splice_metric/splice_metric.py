@@ -1,7 +1,6 @@
 """SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its
-siblings ``order_parser.py``, the one parser of order answers, and ``questions.py``; numpy,
-datasets and evaluate only). Each prediction is scored on its own by the recurrences of the
-paper's Appendix A.1, in plain Python: the paper's three configs take well under a second."""
+siblings ``order_parser.py``, the one parser of order answers, and ``questions.py``). Each
+prediction is scored on its own by the recurrences of the paper's Appendix A.1."""
 
 from __future__ import annotations
 
@@ -32,13 +31,13 @@ _CITATION = """\
 _DESCRIPTION = """\
 SPLICE cuts a video into clips at its annotated steps, shuffles them and asks for their
 chronological order. Let y = [y_1, ..., y_n] be the true order of the clip labels and
-ŷ the predicted one. As in the paper (Section 5.1 and Appendix A.1):
+ŷ = [ŷ_1, ..., ŷ_L] the predicted one. As in the paper (Section 5.1 and Appendix A.1):
 
 - Binary accuracy: 1 if ŷ = y, else 0.
 - Position-wise (Hamming) accuracy: (1/n) sum_i I(ŷ_i = y_i).
-- LCS ratio: c(n, n) / n, with c(i, j) the length of the longest common subsequence of
+- LCS ratio: c(n, L) / n, with c(i, j) the length of the longest common subsequence of
   y_1..i and ŷ_1..j: c(i-1, j-1) + 1 if y_i = ŷ_j, else max(c(i-1, j), c(i, j-1)).
-- Edit (Levenshtein) distance D(n, n): D(i, 0) = i, D(0, j) = j, and D(i, j) =
+- Edit (Levenshtein) distance D(n, L): D(i, 0) = i, D(0, j) = j, and D(i, j) =
   D(i-1, j-1) if y_i = ŷ_j, else 1 + min(D(i-1, j), D(i, j-1), D(i-1, j-1)).
 
 Added here: Kendall's tau and pairwise accuracy over clip pairs, and the share of invalid
@@ -82,10 +81,8 @@ Examples:
     >>> results = splice.compute(predictions=[[3, 1, 2], [2, 1]], references=[[3, 1, 2], [1, 2]])
     >>> results["binary_accuracy"], results["hamming_accuracy"], results["edit_distance"]
     (0.5, 0.5, 1.0)
-    >>> results["by_num_clips"][2]
-    {'count': 1, 'binary_accuracy': 0.0, 'hamming_accuracy': 0.0, 'lcs_ratio': 0.5, \
-'edit_distance': 2.0, 'kendall_tau': -1.0, 'pairwise_accuracy': 0.0, 'invalid_rate': 0.0, \
-'unparsed_rate': 0.0}
+    >>> results["by_num_clips"][2]["edit_distance"], results["by_num_clips"][2]["kendall_tau"]
+    (2.0, -1.0)
 
     An invalid prediction is scored as given and counted:
 
@@ -96,12 +93,9 @@ Examples:
     Raw model text, groups and the random baseline:
 
     >>> text = evaluate.load("splice_metric", "text")
-    >>> results = text.compute(
-    ...     predictions=["<order>Video 2, Video 1</order>", "I think 1 then 2"],
-    ...     references=[[2, 1], [1, 2]],
-    ...     groups=["cooking", "sports"],
-    ...     random_baseline=True,
-    ... )
+    >>> answers = ["<order>Video 2, Video 1</order>", "I think 1 then 2"]
+    >>> results = text.compute(predictions=answers, references=[[2, 1], [1, 2]],
+    ...                        groups=["cooking", "sports"], random_baseline=True)
     >>> results["binary_accuracy"], results["invalid_rate"], results["by_group"]["sports"]["count"]
     (0.5, 0.5, 1)
     >>> results["unparsed_rate"]  # "I think 1 then 2" holds no order: unparsed, not just invalid
@@ -124,17 +118,13 @@ METRICS = (*PAPER_METRICS, "kendall_tau", "pairwise_accuracy", "invalid_rate")
 # Every rate of a result cell: the metrics, then the share of predictions not read at all
 # (also invalid: ``invalid_rate - unparsed_rate`` is the share read but not a permutation).
 RATES: tuple[str, ...] = (*METRICS, "unparsed_rate")
-# Largest n whose n! permutations give the exact random baseline (see `expected_random`).
-TABLE_MAX_N = 8
-# Permutations drawn per n > TABLE_MAX_N for the baseline values without a closed form.
-BASELINE_SAMPLES = 20_000
+TABLE_MAX_N = 8  # largest n whose n! permutations give the exact random baseline
+BASELINE_SAMPLES = 20_000  # permutations drawn per larger n, where no closed form exists
 
 # Stands for a token that is not an integer label (1.5, True, "x", None inside a list): it
 # can never equal a reference label because references may not hold it.
 _NOT_A_LABEL = int(np.iinfo(np.int64).min)
 _INT64_MAX = int(np.iinfo(np.int64).max)
-
-# --- input checks -------------------------------------------------------------------------
 
 
 def _as_label(value: Any) -> int | None:
@@ -216,12 +206,10 @@ def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
 
 
 def _as_list(seqs: Any, kind: str) -> list[Any]:
-    """Predictions or references as a list of Python values, whatever they came as (Arrow
-    arrays, `datasets` columns, 2-D arrays), so that every kind meets the same checks."""
+    """Predictions or references as a list, whatever they came as (Arrow arrays, `datasets`
+    columns, 2-D arrays), so that every kind meets the same checks."""
     if hasattr(seqs, "to_pylist"):
         return seqs.to_pylist()
-    if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
-        return seqs.tolist()
     if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
         raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
     return list(seqs)
@@ -233,8 +221,7 @@ def _as_list(seqs: Any, kind: str) -> list[Any]:
 
 
 def lcs_length(y: Sequence[int], y_hat: Sequence[int]) -> int:
-    """c(n, L): c(i, j) = c(i-1, j-1) + 1 when y_i = ŷ_j, else max(c(i-1, j), c(i, j-1));
-    c(i, 0) = c(0, j) = 0. One row of c at a time."""
+    """c(n, L), the LCS length, by the description's recurrence, one row of c at a time."""
     row = [0] * (len(y_hat) + 1)
     for y_i in y:
         diagonal, row[0] = 0, 0
@@ -246,8 +233,7 @@ def lcs_length(y: Sequence[int], y_hat: Sequence[int]) -> int:
 
 
 def edit_distance(y: Sequence[int], y_hat: Sequence[int]) -> int:
-    """Levenshtein D(n, L): D(i, 0) = i, D(0, j) = j; D(i, j) = D(i-1, j-1) when
-    y_i = ŷ_j, else 1 + min(D(i-1, j), D(i, j-1), D(i-1, j-1)). One row of D at a time."""
+    """D(n, L), the Levenshtein distance, by the description's recurrence, one row at a time."""
     row = list(range(len(y_hat) + 1))
     for i, y_i in enumerate(y, 1):
         diagonal, row[0] = row[0], i
@@ -259,11 +245,9 @@ def edit_distance(y: Sequence[int], y_hat: Sequence[int]) -> int:
 
 
 def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]:
-    """Every metric of one prediction, in METRICS order. Binary: ŷ = y. Hamming:
-    (1/n) sum I(ŷ_i = y_i). LCS ratio: c(n, L) / n. Edit distance: D(n, L). Kendall's tau
-    and pairwise accuracy over the reference's clip pairs (a before b), each concordant when
-    both are predicted in that order (first occurrence), discordant when in the other, and
-    neither when a label is missing. Invalid: not a permutation of y."""
+    """Every metric of one prediction, in METRICS order, as the description defines them.
+    A clip pair (a before b in y) is concordant when ŷ has both in that order (first
+    occurrences), discordant in the other, neither when ŷ lacks one of them."""
     n = len(y)
     first: dict[int, int] = {}
     for j, label in enumerate(y_hat):
@@ -285,17 +269,12 @@ def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]
     )
 
 
-# --- aggregation ----------------------------------------------------------------------------
-
-
-def _bootstrap(
-    values: np.ndarray, level: float, iterations: int, rng: np.random.Generator
-) -> dict[str, list[float]]:
+def _bootstrap(values: np.ndarray, level: float, resamples: int, rng: Any) -> dict[str, list]:
     """Percentile bootstrap of the means. Resampling m examples with replacement is drawing
     multinomial counts over their distinct rows of values: the cost does not grow with m."""
     rows, counts = np.unique(values, axis=0, return_counts=True)
     m = len(values)
-    means = rng.multinomial(m, counts / m, size=iterations) @ rows / m
+    means = rng.multinomial(m, counts / m, size=resamples) @ rows / m
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail], axis=0)
     return {m: [float(lo), float(hi)] for m, lo, hi in zip(RATES, low, high, strict=True)}
@@ -327,9 +306,6 @@ def _breakdowns(
     return result
 
 
-# --- random baseline -----------------------------------------------------------------------
-
-
 @functools.cache  # 8! permutations take a while; callers only read the array
 def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     """Expected metrics (METRICS order) of a uniformly random permutation of n clips, and
@@ -350,8 +326,7 @@ def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
 
 
 def random_baseline(num_clips: Iterable[int], groups: Sequence | None = None) -> dict[str, Any]:
-    """Expected metrics of random orders for these clip counts (mean over examples), with
-    the same breakdowns as `score`."""
+    """Expected metrics of random orders for these clip counts, broken down as in `score`."""
     nclips = np.fromiter(num_clips, np.int64)
     groups = None if groups is None else _check_groups(groups, len(nclips))
     expected = np.zeros((int(nclips.max(initial=0)) + 1, len(RATES)))  # unparsed_rate: 0
@@ -363,8 +338,6 @@ def random_baseline(num_clips: Iterable[int], groups: Sequence | None = None) ->
 
 
 _random_baseline = random_baseline  # `score`'s argument of that name hides it
-
-# --- public scoring ------------------------------------------------------------------------
 
 
 def _check_groups(groups: Any, count: int) -> list[Hashable]:
@@ -388,17 +361,6 @@ def _check_options(confidence_level: float | None, bootstrap_iterations: int) ->
         raise ValueError(f"bootstrap_iterations must be at least 1, got {bootstrap_iterations}")
 
 
-def _refuse_invalid(values: np.ndarray, predictions: list, pred: list, refs: list) -> None:
-    """Strict mode: the first invalid prediction, as given, and everything wrong with it."""
-    if (invalid := values[:, METRICS.index("invalid_rate")] > 0).any():
-        i = int(np.argmax(invalid))
-        tokens, note = pred[i]
-        raise ValueError(
-            f"example {i}: prediction {_short(predictions[i])} is not a permutation of the "
-            f"reference {refs[i]}: {_problem(tokens or [], refs[i], note)}"
-        )
-
-
 def score(
     predictions: Any,
     references: Any,
@@ -410,9 +372,8 @@ def score(
     seed: int = 0,
     strict: bool = False,
 ) -> dict[str, Any]:
-    """Score predicted clip orders: the metric's whole computation, for callers that skip
-    `evaluate` and its Arrow cache (the pipeline's own tools). Takes the arguments of
-    ``compute`` (see ``_KWARGS_DESCRIPTION``), as lists, numpy arrays or Arrow arrays."""
+    """The metric's whole computation without `evaluate`'s Arrow cache (for the pipeline's
+    tools): the arguments of ``compute``, as lists, numpy arrays or Arrow arrays."""
     if predictions is None or references is None:
         raise ValueError("both predictions and references are required")
     _check_options(confidence_level, bootstrap_iterations)
@@ -427,8 +388,12 @@ def score(
     ).reshape(-1, len(RATES))
     nclips = np.fromiter(map(len, refs), np.int64, len(refs))
     checked = None if groups is None else _check_groups(groups, len(refs))
-    if strict:
-        _refuse_invalid(values, predictions, pred, refs)
+    if strict and (invalid := values[:, METRICS.index("invalid_rate")] > 0).any():
+        i = int(np.argmax(invalid))  # the first invalid prediction, as given, and its faults
+        raise ValueError(
+            f"example {i}: prediction {_short(predictions[i])} is not a permutation of the "
+            f"reference {refs[i]}: {_problem(pred[i][0] or [], refs[i], pred[i][1])}"
+        )
     bootstrap = None
     if confidence_level is not None:
         bootstrap = (float(confidence_level), bootstrap_iterations, np.random.default_rng(seed))
@@ -438,9 +403,6 @@ def score(
     if random_baseline:
         result["random_baseline"] = _random_baseline(nclips, checked)
     return result
-
-
-# --- evaluate module ------------------------------------------------------------------------
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
