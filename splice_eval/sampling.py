@@ -18,7 +18,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import datasets
 import numpy as np
 
 from splice_dataset import PAPER_MAX_SIDE
@@ -157,7 +156,11 @@ def _decoder_source(decoder: Any) -> tuple[Any, str]:
     """Where a decoder's clip can be read with PyAV, through datasets' public API: the
     ``{"bytes", "path"}`` that ``Video.encode_example`` gives back for a decoder made by
     ``datasets.Video``, else the local file ``metadata.path`` names (datasets sets it).
-    None when there is neither (a clip streamed from the Hub): then torchcodec reads it."""
+    None when there is neither (a clip streamed from the Hub): then torchcodec reads it.
+    Imported here: a decoder exists only once datasets is loaded, and reading a predictions
+    file (which imports this module through ``probes``) must not pay for datasets."""
+    import datasets  # noqa: PLC0415
+
     try:
         encoded = datasets.Video().encode_example(decoder)
     except (TypeError, ValueError, NotImplementedError):  # not one of datasets' decoders

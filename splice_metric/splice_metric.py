@@ -1,8 +1,6 @@
 """SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its
-siblings ``order_parser.py`` and ``questions.py``; numpy, datasets, evaluate only).
-``parse_order`` (from ``order_parser``) is the one parser of order answers. Metrics as in
-Appendix A.1, vectorised per clip count and prediction length (`_metrics`).
-"""
+siblings ``order_parser.py``, the one parser of order answers, and ``questions.py``). Each
+prediction is scored on its own by the recurrences of the paper's Appendix A.1."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ import functools
 import itertools
 import math
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import datasets
 import evaluate
@@ -31,14 +29,22 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-Scores predicted orders of shuffled video clips against the true chronological order, as in the
-SPLICE benchmark (Section 5.1 and Appendix A.1 of the paper): binary (exact-match) accuracy,
-position-wise (Hamming) accuracy, LCS ratio and absolute Levenshtein edit distance, plus Kendall's
-tau and pairwise accuracy, and the share of invalid predictions (not a permutation of the
-reference's labels). Every value is a mean over examples, with a breakdown by number of clips,
-optional breakdowns by any grouping, exact random-permutation baselines and seeded bootstrap
-confidence intervals. Configs ``pairwise`` and ``choice`` score option answers to SPLICE's question
-formats (``questions.py``): accuracy with exact chance.
+SPLICE cuts a video into clips at its annotated steps, shuffles them and asks for their
+chronological order. Let y = [y_1, ..., y_n] be the true order of the clip labels and
+ŷ = [ŷ_1, ..., ŷ_L] the predicted one. As in the paper (Section 5.1 and Appendix A.1):
+
+- Binary accuracy: 1 if ŷ = y, else 0.
+- Position-wise (Hamming) accuracy: (1/n) sum_i I(ŷ_i = y_i).
+- LCS ratio: c(n, L) / n, with c(i, j) the length of the longest common subsequence of
+  y_1..i and ŷ_1..j: c(i-1, j-1) + 1 if y_i = ŷ_j, else max(c(i-1, j), c(i, j-1)).
+- Edit (Levenshtein) distance D(n, L): D(i, 0) = i, D(0, j) = j, and D(i, j) =
+  D(i-1, j-1) if y_i = ŷ_j, else 1 + min(D(i-1, j), D(i, j-1), D(i-1, j-1)).
+
+Added here: Kendall's tau and pairwise accuracy over clip pairs, and the share of invalid
+predictions (not a permutation of the labels; scored as given, any length). Every value is a
+mean over examples, broken down by clip count and optionally by any grouping, with exact
+random baselines and bootstrap intervals. Configs ``pairwise`` and ``choice`` score answers to
+SPLICE's question formats (``questions.py``): accuracy with exact chance.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -59,14 +65,12 @@ Args:
     bootstrap_iterations: bootstrap resamples (default 1000).
     seed: seed of the bootstrap and of the sampled baselines for n > 8 (default 0).
     strict: when True, the first invalid prediction raises ``ValueError`` naming it.
-Returns:
-    binary_accuracy: share of exact matches, in [0, 1].
-    hamming_accuracy: share of clips at their true position, in [0, 1].
-    lcs_ratio: longest common subsequence length / number of clips, in [0, 1].
-    edit_distance: Levenshtein distance (insertions, deletions, substitutions), >= 0.
+Returns (means over examples):
+    binary_accuracy, hamming_accuracy, lcs_ratio (in [0, 1]), edit_distance (>= 0): the
+        paper's four, as defined above.
     kendall_tau: (concordant - discordant clip pairs) / all pairs, in [-1, 1].
     pairwise_accuracy: share of clip pairs in the right relative order, in [0, 1].
-    invalid_rate: share of predictions that are not a permutation of the labels, in [0, 1].
+    invalid_rate: share of predictions that are not a permutation of the labels.
     unparsed_rate: share of predictions not read at all (``None``, or text ``parse_order``
         finds no order in), in [0, invalid_rate]: they are invalid too.
     count, by_num_clips ({n: {"count": ..., metrics...}}), by_group, random_baseline,
@@ -77,10 +81,8 @@ Examples:
     >>> results = splice.compute(predictions=[[3, 1, 2], [2, 1]], references=[[3, 1, 2], [1, 2]])
     >>> results["binary_accuracy"], results["hamming_accuracy"], results["edit_distance"]
     (0.5, 0.5, 1.0)
-    >>> results["by_num_clips"][2]
-    {'count': 1, 'binary_accuracy': 0.0, 'hamming_accuracy': 0.0, 'lcs_ratio': 0.5, \
-'edit_distance': 2.0, 'kendall_tau': -1.0, 'pairwise_accuracy': 0.0, 'invalid_rate': 0.0, \
-'unparsed_rate': 0.0}
+    >>> results["by_num_clips"][2]["edit_distance"], results["by_num_clips"][2]["kendall_tau"]
+    (2.0, -1.0)
 
     An invalid prediction is scored as given and counted:
 
@@ -91,12 +93,9 @@ Examples:
     Raw model text, groups and the random baseline:
 
     >>> text = evaluate.load("splice_metric", "text")
-    >>> results = text.compute(
-    ...     predictions=["<order>Video 2, Video 1</order>", "I think 1 then 2"],
-    ...     references=[[2, 1], [1, 2]],
-    ...     groups=["cooking", "sports"],
-    ...     random_baseline=True,
-    ... )
+    >>> answers = ["<order>Video 2, Video 1</order>", "I think 1 then 2"]
+    >>> results = text.compute(predictions=answers, references=[[2, 1], [1, 2]],
+    ...                        groups=["cooking", "sports"], random_baseline=True)
     >>> results["binary_accuracy"], results["invalid_rate"], results["by_group"]["sports"]["count"]
     (0.5, 0.5, 1)
     >>> results["unparsed_rate"]  # "I think 1 then 2" holds no order: unparsed, not just invalid
@@ -119,21 +118,19 @@ METRICS = (*PAPER_METRICS, "kendall_tau", "pairwise_accuracy", "invalid_rate")
 # Every rate of a result cell: the metrics, then the share of predictions not read at all
 # (also invalid: ``invalid_rate - unparsed_rate`` is the share read but not a permutation).
 RATES: tuple[str, ...] = (*METRICS, "unparsed_rate")
-# Largest n whose n! permutations give the exact random baseline (see `expected_random`).
-TABLE_MAX_N = 8
-# Permutations drawn per n > TABLE_MAX_N for the baseline values without a closed form.
-BASELINE_SAMPLES = 20_000
+TABLE_MAX_N = 8  # largest n whose n! permutations give the exact random baseline
+BASELINE_SAMPLES = 20_000  # permutations drawn per larger n, where no closed form exists
 
 # Stands for a token that is not an integer label (1.5, True, "x", None inside a list): it
 # can never equal a reference label because references may not hold it.
 _NOT_A_LABEL = int(np.iinfo(np.int64).min)
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
-# --- input checks -------------------------------------------------------------------------
-
 
 def _as_label(value: Any) -> int | None:
     """An integer label, or None: bools and non-integral numbers are never labels."""
+    if type(value) is int:  # the usual case, first
+        return value if _NOT_A_LABEL < value <= _INT64_MAX else None
     if isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
         value = int(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -186,16 +183,12 @@ def _reference_labels(ref: Any, index: int) -> list[int]:
     if None in labels:
         position = labels.index(None)
         raise ValueError(f"{where}: position {position} holds {_short(ref[position])}, not an int")
-    _check_reference(labels, index)
-    return labels
-
-
-def _check_reference(labels: Sequence[int], index: int) -> None:
-    if not len(labels):
-        raise ValueError(f"reference {index}: empty (a reference needs at least one clip)")
+    if not labels:
+        raise ValueError(f"{where}: empty (a reference needs at least one clip)")
     if len(set(labels)) != len(labels):
-        dup = sorted({x for x in labels if list(labels).count(x) > 1})
-        raise ValueError(f"reference {index}: duplicate label {', '.join(map(str, dup))}")
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        raise ValueError(f"{where}: duplicate label {', '.join(map(str, dup))}")
+    return labels
 
 
 def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
@@ -212,137 +205,76 @@ def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
     return "; ".join(problems)
 
 
-class _Examples(NamedTuple):
-    """Sequences back to back in one array, so that a group of them is one gather."""
-
-    tokens: list[list[int]]  # per example, as read (`_NOT_A_LABEL` for non-labels)
-    flat: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-    notes: dict[int, str]  # what is wrong with a prediction, for strict mode
-    unparsed: np.ndarray  # per example: no order could be read
-
-    def matrix(self, rows: np.ndarray, width: int) -> np.ndarray:  # rows all of that length
-        return self.flat[self.starts[rows, None] + np.arange(width)]
-
-
-def _plain_ints(seqs: list[Any]) -> np.ndarray | None:
-    """All tokens in one array when every example is a list or tuple of plain int labels
-    (the usual case), checked in C; else None: the checks of each example say what is wrong."""
-    if not set(map(type, seqs)) <= {list, tuple}:
-        return None
-    tokens = list(itertools.chain.from_iterable(seqs))
-    if not set(map(type, tokens)) <= {int}:  # numpy alone would read True as 1
-        return None
-    if tokens and not _NOT_A_LABEL < min(tokens) <= max(tokens) <= _INT64_MAX:
-        return None
-    return np.fromiter(tokens, np.int64, len(tokens))
-
-
-def _examples(seqs: Any, kind: str) -> _Examples:
-    """Predictions or references read and checked; any input as Python values first, so
-    that every kind (Arrow arrays, `datasets` columns, 2-D arrays) meets the same checks."""
+def _as_list(seqs: Any, kind: str) -> list[Any]:
+    """Predictions or references as a list, whatever they came as (Arrow arrays, `datasets`
+    columns, 2-D arrays), so that every kind meets the same checks."""
     if hasattr(seqs, "to_pylist"):
-        seqs = seqs.to_pylist()
-    elif isinstance(seqs, np.ndarray) and seqs.ndim == 2:
-        seqs = seqs.tolist()
-    elif isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
+        return seqs.to_pylist()
+    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
         raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
-    seqs = list(seqs)
-    notes, unparsed = {}, np.zeros(len(seqs), dtype=bool)
-    flat = _plain_ints(seqs)
-    if flat is None and kind == "references":  # (plain ints are checked by `_score_examples`)
-        seqs = [_reference_labels(ref, i) for i, ref in enumerate(seqs)]
-    elif flat is None:
-        read = [_prediction_tokens(pred) for pred in seqs]
-        notes = {i: note for i, (_, note) in enumerate(read) if note is not None}
-        unparsed[:] = [tokens is None for tokens, _ in read]
-        seqs = [tokens or [] for tokens, _ in read]
-    if flat is None:
-        flat = np.fromiter(itertools.chain.from_iterable(seqs), np.int64)
-    lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
-    return _Examples(seqs, flat, np.cumsum(lengths) - lengths, lengths, notes, unparsed)
+    return list(seqs)
 
 
 # --- the metrics (Appendix A.1) ------------------------------------------------------------
-
-_CELLS = 2**22  # DP cells held at once ((n + 1) x (L + 1) per example): 16 MB per table
-
-
-def _metrics(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """Every metric (columns in METRICS order) of each row of predictions `pred` (rows x L
-    tokens) against its reference `ref` (rows x n distinct labels). The definitions hold
-    for sequences of any length and content: a non-label token equals no label."""
-    (rows, n), length = ref.shape, pred.shape[1]
-    step = max(1, _CELLS // ((n + 1) * (length + 1)))
-    if rows > step:
-        parts = range(0, rows, step)
-        return np.concatenate([_metrics(pred[s : s + step], ref[s : s + step]) for s in parts])
-    same = ref[:, :, None] == pred[:, None, :]  # same[:, i - 1, j - 1]: y_i = ŷ_j
-    in_place = (pred[:, :n] == ref[:, :length]).sum(1)  # I(ŷ_i = y_i), i <= min(n, L)
-    # LCS c(i, j) and Levenshtein D(i, j) by their recurrences, each cell over all rows
-    c = np.zeros((n + 1, length + 1, rows), dtype=np.int32)
-    d = np.zeros((n + 1, length + 1, rows), dtype=np.int32)
-    d[:, 0] = np.arange(n + 1)[:, None]  # D(i, 0) = i
-    d[0, :] = np.arange(length + 1)[:, None]  # D(0, j) = j
-    for i in range(1, n + 1):
-        for j in range(1, length + 1):
-            match = same[:, i - 1, j - 1]
-            c[i, j] = np.where(match, c[i - 1, j - 1] + 1, np.maximum(c[i - 1, j], c[i, j - 1]))
-            nearest = np.minimum(np.minimum(d[i - 1, j], d[i, j - 1]), d[i - 1, j - 1])
-            d[i, j] = np.where(match, d[i - 1, j - 1], 1 + nearest)
-    lcs, edit = c[n, length], d[n, length]
-    # first position of each reference label in the prediction; L when it is absent
-    first = np.where(same, np.arange(length), length).min(axis=2, initial=length)
-    valid = (length == n) & (first < length).all(1)  # n distinct labels in n places
-    # reference pairs (a before b): concordant when both are predicted in that order,
-    # discordant when in the other; a pair with a label missing is neither
-    a, b = np.triu_indices(n, 1)
-    both = (first[:, a] < length) & (first[:, b] < length)
-    concordant = (both & (first[:, a] < first[:, b])).sum(1)
-    discordant = (both & (first[:, a] > first[:, b])).sum(1)
-    pairs = len(a)  # one clip has none: its pair metrics follow exactness
-    tau = (concordant - discordant) / pairs if pairs else valid
-    pairwise = concordant / pairs if pairs else valid
-    binary = (length == n) & (in_place == n)
-    return np.column_stack([binary, in_place / n, lcs / n, edit, tau, pairwise, ~valid])
+# y is the reference (n distinct clip labels in true order), ŷ the prediction as read: any
+# length, and a token that is not a label equals none. Every definition holds as written.
 
 
-def _score_examples(pred: _Examples, ref: _Examples) -> np.ndarray:
-    """RATES of every example: one `_metrics` pass per (n, prediction length), a matrix.
-    The references are checked on the way (empty, or repeating a label: usage errors)."""
-    out = np.zeros((len(ref.lengths), len(RATES)))
-    bad = ref.lengths == 0
-    width = int(pred.lengths.max(initial=0)) + 1
-    keys = ref.lengths * width + pred.lengths
-    order = np.argsort(keys, kind="stable")
-    for rows in np.split(order, np.flatnonzero(np.diff(keys[order])) + 1) if len(order) else []:
-        n, length = divmod(int(keys[rows[0]]), width)
-        labels = np.sort(ref.matrix(rows, n), axis=1)
-        bad[rows] |= (labels[:, 1:] == labels[:, :-1]).any(1)
-        if n and not bad[rows].any():
-            out[rows, : len(METRICS)] = _metrics(pred.matrix(rows, length), ref.matrix(rows, n))
-    if bad.any():
-        i = int(np.argmax(bad))
-        _check_reference(ref.tokens[i], i)
-    out[:, len(METRICS)] = pred.unparsed
-    return out
+def lcs_length(y: Sequence[int], y_hat: Sequence[int]) -> int:
+    """c(n, L), the LCS length, by the description's recurrence, one row of c at a time."""
+    row = [0] * (len(y_hat) + 1)
+    for y_i in y:
+        diagonal, row[0] = 0, 0
+        for j, y_hat_j in enumerate(y_hat, 1):
+            above = row[j]
+            row[j] = diagonal + 1 if y_i == y_hat_j else max(above, row[j - 1])
+            diagonal = above
+    return row[-1]
 
 
-# --- aggregation ----------------------------------------------------------------------------
+def edit_distance(y: Sequence[int], y_hat: Sequence[int]) -> int:
+    """D(n, L), the Levenshtein distance, by the description's recurrence, one row at a time."""
+    row = list(range(len(y_hat) + 1))
+    for i, y_i in enumerate(y, 1):
+        diagonal, row[0] = row[0], i
+        for j, y_hat_j in enumerate(y_hat, 1):
+            above = row[j]
+            row[j] = diagonal if y_i == y_hat_j else 1 + min(above, row[j - 1], diagonal)
+            diagonal = above
+    return row[-1]
 
 
-def _bootstrap(
-    category: np.ndarray, rows: np.ndarray, level: float, iterations: int, rng: np.random.Generator
-) -> dict[str, list[float]]:
-    """Percentile bootstrap of the means. Resampling m examples with replacement is the
-    same as drawing multinomial counts over their distinct rows of values, so the cost
-    depends on how many distinct rows there are, not on m."""
-    counts = np.bincount(category, minlength=len(rows))
-    used = np.flatnonzero(counts)
-    total = int(counts.sum())
-    draws = rng.multinomial(total, counts[used] / total, size=iterations)
-    means = draws @ rows[used] / total
+def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]:
+    """Every metric of one prediction, in METRICS order, as the description defines them.
+    A clip pair (a before b in y) is concordant when ŷ has both in that order (first
+    occurrences), discordant in the other, neither when ŷ lacks one of them."""
+    n = len(y)
+    first: dict[int, int] = {}
+    for j, label in enumerate(y_hat):
+        first.setdefault(label, j)
+    at = [first[label] for label in y if label in first]  # predicted labels, in true order
+    valid = len(y_hat) == n == len(at)
+    concordant = sum(a < b for a, b in itertools.combinations(at, 2))
+    discordant = len(at) * (len(at) - 1) // 2 - concordant  # positions differ: all others
+    pairs = n * (n - 1) // 2  # one clip has none: its pair metrics follow validity
+    in_place = sum(p == r for p, r in zip(y_hat, y, strict=False))
+    return (
+        float(len(y_hat) == n and in_place == n),
+        in_place / n,
+        lcs_length(y, y_hat) / n,
+        float(edit_distance(y, y_hat)),
+        (concordant - discordant) / pairs if pairs else float(valid),
+        concordant / pairs if pairs else float(valid),
+        float(not valid),
+    )
+
+
+def _bootstrap(values: np.ndarray, level: float, resamples: int, rng: Any) -> dict[str, list]:
+    """Percentile bootstrap of the means. Resampling m examples with replacement is drawing
+    multinomial counts over their distinct rows of values: the cost does not grow with m."""
+    rows, counts = np.unique(values, axis=0, return_counts=True)
+    m = len(values)
+    means = rng.multinomial(m, counts / m, size=resamples) @ rows / m
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail], axis=0)
     return {m: [float(lo), float(hi)] for m, lo, hi in zip(RATES, low, high, strict=True)}
@@ -354,19 +286,15 @@ def _breakdowns(
     groups: list[Hashable] | None,
     bootstrap: tuple[float, int, np.random.Generator] | None = None,
 ) -> dict[str, Any]:
-    """Overall, per-n and per-group cells of examples given as rows of RATES values."""
-    if bootstrap is not None:  # (level, resamples, generator), drawn over distinct rows
-        order = np.lexsort(values.T[::-1])  # the rows in lexicographic order
-        new = (np.diff(values[order], axis=0, prepend=np.nan) != 0).any(1)
-        rows, category = values[order[new]], np.empty(len(values), dtype=np.int64)
-        category[order] = np.cumsum(new) - 1
+    """Overall, per-n and per-group cells of examples given as rows of RATES values;
+    ``bootstrap`` is (level, resamples, generator)."""
 
     def cell(members: np.ndarray) -> dict[str, Any]:
         count = int(members.sum())
         means = values[members].mean(0) if count else np.full(len(RATES), np.nan)
         out = {"count": count, **{m: float(v) for m, v in zip(RATES, means, strict=True)}}
         if bootstrap is not None and count:
-            out["confidence_intervals"] = _bootstrap(category[members], rows, *bootstrap)
+            out["confidence_intervals"] = _bootstrap(values[members], *bootstrap)
         return out
 
     result = cell(np.ones(len(values), dtype=bool))
@@ -378,9 +306,6 @@ def _breakdowns(
     return result
 
 
-# --- random baseline -----------------------------------------------------------------------
-
-
 @functools.cache  # 8! permutations take a while; callers only read the array
 def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     """Expected metrics (METRICS order) of a uniformly random permutation of n clips, and
@@ -390,26 +315,20 @@ def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     distance have none and are means over BASELINE_SAMPLES permutations drawn with seed n."""
     if n < 1:
         raise ValueError(f"number of clips must be at least 1, got {n}")
+    reference = range(n)
     if n <= TABLE_MAX_N:  # every permutation of the reference 0..n-1
-        perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64).reshape(-1, n)
-        table = _metrics(perms, np.tile(np.arange(n), (len(perms), 1)))
-        return np.array([math.fsum(column) for column in table.T]) / len(table), ()
-    perms = np.argsort(np.random.default_rng(n).random((BASELINE_SAMPLES, n)), axis=1)
-    sampled = _metrics(perms, np.tile(np.arange(n), (BASELINE_SAMPLES, 1))).mean(0)
+        table = [example_metrics(p, reference) for p in itertools.permutations(reference)]
+        return np.array([math.fsum(col) / len(table) for col in zip(*table, strict=True)]), ()
+    draws = np.argsort(np.random.default_rng(n).random((BASELINE_SAMPLES, n)), axis=1)
+    sampled = np.mean([example_metrics(p, reference) for p in draws.tolist()], axis=0)
     values = [1 / math.factorial(n), 1 / n, sampled[2], sampled[3], 0.0, 0.5, 0.0]
     return np.array(values), ("lcs_ratio", "edit_distance")
 
 
-def random_baseline(
-    num_clips: Iterable[int], groups: Sequence[Hashable] | None = None
-) -> dict[str, Any]:
-    """Expected metrics of random orders for these clip counts (mean over examples), with
-    the same breakdowns as `score`."""
+def random_baseline(num_clips: Iterable[int], groups: Sequence | None = None) -> dict[str, Any]:
+    """Expected metrics of random orders for these clip counts, broken down as in `score`."""
     nclips = np.fromiter(num_clips, np.int64)
-    return _baseline(nclips, None if groups is None else _check_groups(groups, len(nclips)))
-
-
-def _baseline(nclips: np.ndarray, groups: list[Hashable] | None) -> dict[str, Any]:
+    groups = None if groups is None else _check_groups(groups, len(nclips))
     expected = np.zeros((int(nclips.max(initial=0)) + 1, len(RATES)))  # unparsed_rate: 0
     sampled: set[str] = set()
     for n in map(int, np.unique(nclips)):
@@ -418,7 +337,7 @@ def _baseline(nclips: np.ndarray, groups: list[Hashable] | None) -> dict[str, An
     return {**_breakdowns(expected[nclips], nclips, groups), "sampled_metrics": sorted(sampled)}
 
 
-# --- public scoring ------------------------------------------------------------------------
+_random_baseline = random_baseline  # `score`'s argument of that name hides it
 
 
 def _check_groups(groups: Any, count: int) -> list[Hashable]:
@@ -442,18 +361,6 @@ def _check_options(confidence_level: float | None, bootstrap_iterations: int) ->
         raise ValueError(f"bootstrap_iterations must be at least 1, got {bootstrap_iterations}")
 
 
-def _refuse_invalid(values: np.ndarray, predictions: Any, pred: _Examples, ref: _Examples) -> None:
-    """Strict mode: the first invalid prediction, as given, and everything wrong with it."""
-    if (invalid := values[:, METRICS.index("invalid_rate")] > 0).any():
-        i = int(np.argmax(invalid))
-        tokens, labels = list(pred.tokens[i]), list(ref.tokens[i])
-        shown = predictions[i] if isinstance(predictions, (list, tuple, np.ndarray)) else tokens
-        raise ValueError(
-            f"example {i}: prediction {_short(shown)} is not a permutation of the "
-            f"reference {labels}: {_problem(tokens, labels, pred.notes.get(i))}"
-        )
-
-
 def score(
     predictions: Any,
     references: Any,
@@ -465,32 +372,37 @@ def score(
     seed: int = 0,
     strict: bool = False,
 ) -> dict[str, Any]:
-    """Score predicted clip orders: the metric's whole computation, for callers that skip
-    `evaluate` and its Arrow cache (the pipeline's own tools). Takes the arguments of
-    ``compute`` (see ``_KWARGS_DESCRIPTION``), as lists, numpy arrays or Arrow arrays."""
+    """The metric's whole computation without `evaluate`'s Arrow cache (for the pipeline's
+    tools): the arguments of ``compute``, as lists, numpy arrays or Arrow arrays."""
     if predictions is None or references is None:
         raise ValueError("both predictions and references are required")
     _check_options(confidence_level, bootstrap_iterations)
-    ref = _examples(references, "references")
-    pred = _examples(predictions, "predictions")
-    if len(pred.lengths) != len(ref.lengths):
-        raise ValueError(f"got {len(pred.lengths)} predictions for {len(ref.lengths)} references")
-    checked = None if groups is None else _check_groups(groups, len(ref.lengths))
-    values = _score_examples(pred, ref)
-    if strict:
-        _refuse_invalid(values, predictions, pred, ref)
+    refs = [_reference_labels(r, i) for i, r in enumerate(_as_list(references, "references"))]
+    predictions = _as_list(predictions, "predictions")
+    if len(predictions) != len(refs):
+        raise ValueError(f"got {len(predictions)} predictions for {len(refs)} references")
+    pred = [_prediction_tokens(p) for p in predictions]  # (tokens or None, what is wrong)
+    values = np.array(
+        [(*example_metrics(t or [], r), t is None) for (t, _), r in zip(pred, refs, strict=True)],
+        dtype=float,
+    ).reshape(-1, len(RATES))
+    nclips = np.fromiter(map(len, refs), np.int64, len(refs))
+    checked = None if groups is None else _check_groups(groups, len(refs))
+    if strict and (invalid := values[:, METRICS.index("invalid_rate")] > 0).any():
+        i = int(np.argmax(invalid))  # the first invalid prediction, as given, and its faults
+        raise ValueError(
+            f"example {i}: prediction {_short(predictions[i])} is not a permutation of the "
+            f"reference {refs[i]}: {_problem(pred[i][0] or [], refs[i], pred[i][1])}"
+        )
     bootstrap = None
     if confidence_level is not None:
         bootstrap = (float(confidence_level), bootstrap_iterations, np.random.default_rng(seed))
-    result = _breakdowns(values, ref.lengths, checked, bootstrap)
+    result = _breakdowns(values, nclips, checked, bootstrap)
     if bootstrap is not None:
         result.update(confidence_level=bootstrap[0], bootstrap_iterations=bootstrap_iterations)
     if random_baseline:
-        result["random_baseline"] = _baseline(ref.lengths, checked)
+        result["random_baseline"] = _random_baseline(nclips, checked)
     return result
-
-
-# --- evaluate module ------------------------------------------------------------------------
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

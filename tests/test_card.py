@@ -180,8 +180,15 @@ def test_card_body(built, tiny_videos):
     text = (built / "README.md").read_text()
     assert STAND_IN_NOTICE.strip() in text
     assert 'load_dataset("path/to/splice", "text"' in text
-    assert "evaluate.load(splice_metric.path())" in text
-    assert "sample_frames(" in text
+    # the Hub card is usable without this repository's code: load, decode and score
+    assert 'load_dataset("ORG/splice", "video_text"' in text
+    assert 'evaluate.load("ORG/splice_metric")' in text
+    assert 'av.open(io.BytesIO(clip["bytes"]))' in text
+    assert "import splice" not in text and "from splice" not in text
+    assert "splice_dataset" not in text and "splice_eval" not in text
+    for section in ("Dataset Creation", "Personal and Sensitive Information", "Citation"):
+        assert f"\n## {section}\n" in text, section
+    assert "\n## Considerations for Using the Data\n" in text
     assert SHA in text and "Seed:** 7" in text
     assert "probe: 1, select: 2" in text
     assert "CC BY-NC 4.0" in text and "non-commercial research only" in text
@@ -222,7 +229,7 @@ def test_card_template_is_reusable_and_deterministic(tmp_path, tiny_videos):
     assert readme.startswith("# SPLICE reference implementation\n")
     assert "Build, load and score SPLICE." in readme
     assert "## Repository layout\n\n`build/` is the pipeline.\n" in readme
-    assert readme.index("## Repository layout") < readme.index("## Licence")
+    assert readme.index("## Repository layout") < readme.index("## Licensing Information")
 
 
 # --- load_dataset on the written folder --------------------------------------------------

@@ -11,6 +11,8 @@ dependency -- and fails on either.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -182,3 +184,17 @@ def test_no_private_attribute_of_another_project_module():
             and _is_private(node.attr)
         ]
     assert not offenders, "\n".join(offenders)
+
+
+def test_reading_predictions_does_not_import_datasets():
+    """Import costs follow the layers: ``splice score`` and the report read prediction files
+    often, and importing ``datasets`` costs over a second. It crept in once through
+    ``predictions`` -> ``probes`` -> ``sampling``, so this runs the import as a user would."""
+    code = "import splice_eval.predictions"
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True, text=True, check=True, cwd=REPO,
+    )  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+    assert "splice_eval.predictions" in imported  # the report lists what was imported
+    assert not {name for name in imported if name.split(".")[0] == "datasets"}
