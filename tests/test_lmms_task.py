@@ -203,13 +203,19 @@ def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp
         monkeypatch.setenv(utils.DATA_ENV, missing)
         with pytest.raises(FileNotFoundError, match=re.escape(missing)):
             utils.dataset_path()
-    # unset: the repository's ./splice, wherever lmms-eval runs, or a clear error
+    # unset: the repository's ./splice-data, wherever lmms-eval runs, or a clear error
     monkeypatch.delenv(utils.DATA_ENV)
     monkeypatch.setattr(utils, "REPO_BUILD", demo_build)
     assert utils.DATASET_PATH == str(demo_build)
     monkeypatch.setattr(utils, "REPO_BUILD", tmp_path / "no-build")
     with pytest.raises(FileNotFoundError, match="make demo"):
         utils.dataset_path()
+    # ... but first the folder `splice demo` writes by default where lmms-eval runs (the
+    # only default an installed copy of the tasks, outside any checkout, has)
+    (elsewhere / schema.DEFAULT_BUILD_DIR).symlink_to(demo_build, target_is_directory=True)
+    assert utils.DATASET_PATH == str(demo_build.resolve())
+    monkeypatch.setattr(utils, "REPO_BUILD", None)
+    assert utils.DATASET_PATH == str(demo_build.resolve())
 
 
 # --- lmms-eval itself, in its own venv ---------------------------------------------------------
