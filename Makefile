@@ -36,14 +36,14 @@ CHROMIUM := /usr/bin/chromium
 
 # `make demo` needs the package and its core dependencies only (datasets, evaluate, PyAV,
 # pyarrow); `make test` adds the test toolchain (.[test]: Ray, Gradio, Playwright, ruff,
-# yt-dlp...) on top. pip runs without -q here: the first install takes a minute or more,
-# and its lines say what it is fetching.
+# yt-dlp...) on top. pip runs without -q here (a progress bar on a terminal): the first
+# install takes a minute or more, and its lines say what it is fetching.
 $(CORE_STAMP): setup.cfg setup.py pyproject.toml
 	@echo "== make: creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	@echo "== make: installing splice-benchmark (editable) with its core dependencies"
-	$(PY) -m pip install --progress-bar off -e .
+	$(PY) -m pip install -e .
 	touch $(CORE_STAMP)
 
 $(STAMP): $(CORE_STAMP)

@@ -400,3 +400,35 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
         assert run["config"] == TASKS[task]  # the task's record names its config
         assert run["binary_accuracy"] == pytest.approx(results[task]["binary_accuracy,none"])
         assert run["invalid_rate"] == pytest.approx(results[task]["invalid_rate,none"])
+
+
+@pytest.mark.parametrize(
+    ("folder", "selected"), [("splice", False), (schema.DEFAULT_BUILD_DIR, True)]
+)
+def test_the_default_build_folder_does_not_hide_the_group(
+    lmms, demo_build, tmp_path, folder, selected
+):
+    """lmms-eval reads a folder named like the task it is asked for as a folder of task
+    files: a build at ./splice (the old default of `make demo`) left `--tasks splice` with
+    no task at all ("No tasks specified"), so `make test` after `make demo` failed. The build
+    at the default folder, in the folder lmms-eval runs in, is found by the task with no
+    SPLICE_DATA, and the group is still selected and run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / folder).symlink_to(demo_build, target_is_directory=True)
+    env = {k: v for k, v in lmms_env(demo_build, tmp_path).items() if k != "SPLICE_DATA"}
+    out = tmp_path / "out"
+    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", "splice"]
+    command += ["--include_path", str(TASK_DIR), "--limit", "2", "--output_path", str(out)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, cwd=home)
+    log = (proc.stdout + proc.stderr)[-4000:]
+    results = list(out.rglob("*_results.json"))
+    if not selected:  # the collision itself: lmms-eval took the build for task files
+        assert "No tasks specified" in log and results == [], log
+        return
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
+    (results_file,) = results
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    assert "binary_accuracy,none" in results["results"]["splice"]
+    for task, config in TASKS.items():
+        assert results["configs"][task]["dataset_path"] == str(demo_build.resolve()), config
