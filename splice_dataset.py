@@ -85,6 +85,10 @@ WRITTEN_CONFIGS: tuple[str, ...] = (*CONFIGS, *TEXT_QUESTION_CONFIGS)  # every c
 # (setup.cfg's `datasets>=` floor; tests/test_floor.py runs the loading tests on it).
 DATASETS_MIN_VERSION = "4.2.0"
 WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format both`)
+# The folder `splice build` and `splice demo` write when no --out is given (the lmms-eval
+# task's default data too). Not `splice`: lmms-eval reads a folder named like the task it is
+# asked for (`--tasks splice`) as a folder of task files, so a build at ./splice hid the task.
+DEFAULT_BUILD_DIR = "splice-data"
 PAPER_MAX_SIDE = 448  # short side cap of the paper's model settings (Appendix A.2)
 MIN_CLIPS, MAX_CLIPS = 2, 7  # the paper keeps videos with 2 to 7 steps (Section 3.2)
 

@@ -49,6 +49,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "baseline": ("splice_eval.baselines", "run a baseline and write predictions"),
     "report": ("splice_eval.report", "score predictions and write a Markdown report"),
     "run": ("splice_eval.runner", "run a model behind an OpenAI-compatible endpoint"),
+    "lmms-tasks": (
+        "splice_eval.lmms_folder",
+        "print the folder of the lmms-eval task files (for lmms-eval's --include_path)",
+    ),
 }
 
 

@@ -159,7 +159,9 @@ def process_title(pid: int) -> str:
 
 def readme_build(capsys, project: Path, *extra: str) -> tuple[int, str]:
     """``splice build --annotations COIN.json --videos videos/ --out splice/`` (the README's
-    command) run in ``project`` in this process, with ``extra`` added or overriding; the
+    command, its output named ``splice/`` here: these tests are about what a build may
+    touch, not about the default folder) run in ``project`` in this process, with ``extra``
+    added or overriding; the
     exit code and what it printed on stderr."""
     cwd = Path.cwd()
     os.chdir(project)

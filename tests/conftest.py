@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
+from splice_dataset import DEFAULT_BUILD_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 # COIN source files that only the tests read (the per-video summary of all 11,827 videos,
@@ -90,7 +91,7 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from splice_build.demo.run import build_demo
 
     root = tmp_path_factory.mktemp("demo")
-    return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=2)
+    return build_demo(out_dir=root / DEFAULT_BUILD_DIR, work_dir=root / "work", workers=2)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from splice_build.running.report import load_report
+from splice_dataset import DEFAULT_BUILD_DIR
 from tests.build_helpers import one_line_error, readme_build, subset_annotations, tree_digest
 
 
@@ -54,16 +55,18 @@ def _tmpfs(at: Path, options: str) -> Iterator[Path]:
 
 
 def test_the_readme_build_runs_right_after_the_demo(capsys, tmp_path, demo_build, demo_ids):
-    """`make demo` leaves ./splice and ./splice-work (its cuts/ and stand-in-sources/); the
-    README's `splice build ... --out splice/` uses that same splice-work by default."""
+    """`make demo` leaves ./splice-data and ./splice-data-work (its cuts/ and
+    stand-in-sources/); the README's `splice build ... --out splice-data/` uses that same
+    work folder by default."""
     project = _project(tmp_path, demo_build.parent / "work" / "stand-in-sources", demo_ids[:2])
-    shutil.copytree(demo_build, project / "splice")
-    shutil.copytree(demo_build.parent / "work", project / "splice-work")
-    demo_files = tree_digest(project / "splice-work")
-    code, err = readme_build(capsys, project)
+    out, work = project / DEFAULT_BUILD_DIR, project / f"{DEFAULT_BUILD_DIR}-work"
+    shutil.copytree(demo_build, out)
+    shutil.copytree(demo_build.parent / "work", work)
+    demo_files = tree_digest(work)
+    code, err = readme_build(capsys, project, "--out", f"{DEFAULT_BUILD_DIR}/")
     assert code == 0, err
-    assert load_report(project / "splice")["counts"]["included"] == 2
-    after = tree_digest(project / "splice-work")
+    assert load_report(out)["counts"]["included"] == 2
+    after = tree_digest(work)
     assert {k: v for k, v in after.items() if k in demo_files} == demo_files  # the demo's kept
 
 

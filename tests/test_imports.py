@@ -17,12 +17,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# import name -> folder or file, as setup.cfg installs them (build/ is splice_build)
+# import name -> folder or file, as setup.py installs them (build/ is splice_build, the
+# lmms-eval task folder is splice_eval.lmms_tasks)
 ROOTS = {
     "splice_build": REPO / "build",
     "splice_eval": REPO / "splice_eval",
+    "splice_eval.lmms_tasks": REPO / "lmms_eval_tasks" / "splice",
     "splice_metric": REPO / "splice_metric",
     "splice_dataset": REPO / "splice_dataset.py",
+    "splice_formats": REPO / "splice_formats.py",
 }
 
 

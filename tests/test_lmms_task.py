@@ -206,13 +206,19 @@ def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp
         monkeypatch.setenv(utils.DATA_ENV, missing)
         with pytest.raises(FileNotFoundError, match=re.escape(missing)):
             utils.dataset_path()
-    # unset: the repository's ./splice, wherever lmms-eval runs, or a clear error
+    # unset: the repository's ./splice-data, wherever lmms-eval runs, or a clear error
     monkeypatch.delenv(utils.DATA_ENV)
     monkeypatch.setattr(utils, "REPO_BUILD", demo_build)
     assert utils.DATASET_PATH == str(demo_build)
     monkeypatch.setattr(utils, "REPO_BUILD", tmp_path / "no-build")
     with pytest.raises(FileNotFoundError, match="make demo"):
         utils.dataset_path()
+    # ... but first the folder `splice demo` writes by default where lmms-eval runs (the
+    # only default an installed copy of the tasks, outside any checkout, has)
+    (elsewhere / schema.DEFAULT_BUILD_DIR).symlink_to(demo_build, target_is_directory=True)
+    assert utils.DATASET_PATH == str(demo_build.resolve())
+    monkeypatch.setattr(utils, "REPO_BUILD", None)
+    assert utils.DATASET_PATH == str(demo_build.resolve())
 
 
 # --- lmms-eval itself, in its own venv ---------------------------------------------------------
@@ -397,3 +403,35 @@ def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
         assert run["config"] == TASKS[task]  # the task's record names its config
         assert run["binary_accuracy"] == pytest.approx(results[task]["binary_accuracy,none"])
         assert run["invalid_rate"] == pytest.approx(results[task]["invalid_rate,none"])
+
+
+@pytest.mark.parametrize(
+    ("folder", "selected"), [("splice", False), (schema.DEFAULT_BUILD_DIR, True)]
+)
+def test_the_default_build_folder_does_not_hide_the_group(
+    lmms, demo_build, tmp_path, folder, selected
+):
+    """lmms-eval reads a folder named like the task it is asked for as a folder of task
+    files: a build at ./splice (the old default of `make demo`) left `--tasks splice` with
+    no task at all ("No tasks specified"), so `make test` after `make demo` failed. The build
+    at the default folder, in the folder lmms-eval runs in, is found by the task with no
+    SPLICE_DATA, and the group is still selected and run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / folder).symlink_to(demo_build, target_is_directory=True)
+    env = {k: v for k, v in lmms_env(demo_build, tmp_path).items() if k != "SPLICE_DATA"}
+    out = tmp_path / "out"
+    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", "splice"]
+    command += ["--include_path", str(TASK_DIR), "--limit", "2", "--output_path", str(out)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, cwd=home)
+    log = (proc.stdout + proc.stderr)[-4000:]
+    results = list(out.rglob("*_results.json"))
+    if not selected:  # the collision itself: lmms-eval took the build for task files
+        assert "No tasks specified" in log and results == [], log
+        return
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
+    (results_file,) = results
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    assert "binary_accuracy,none" in results["results"]["splice"]
+    for task, config in TASKS.items():
+        assert results["configs"][task]["dataset_path"] == str(demo_build.resolve()), config

@@ -7,7 +7,7 @@ from pathlib import Path
 from huggingface_hub import DatasetCard
 
 from splice_build.output.readme import render_readme
-from splice_dataset import DEFAULT_CONFIG, WRITTEN_CONFIGS
+from splice_dataset import DEFAULT_BUILD_DIR, DEFAULT_CONFIG, WRITTEN_CONFIGS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -30,15 +30,15 @@ def test_readme_yaml_names_every_config_and_the_two_commands() -> None:
 
 def test_readme_python_example_runs(demo_build: Path, tmp_path: Path, monkeypatch) -> None:
     """The README's load/decode/prompt/score example, run as written from a folder that,
-    like the repository root after `make demo`, holds ./splice and ./splice_metric."""
+    like the repository root after `make demo`, holds ./splice-data and ./splice_metric."""
     text = README.read_text("utf-8")
     section = text.split("## Load, decode, prompt, score", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "splice").symlink_to(demo_build, target_is_directory=True)
+    (tmp_path / DEFAULT_BUILD_DIR).symlink_to(demo_build, target_is_directory=True)
     (tmp_path / "splice_metric").symlink_to(README.parent / "splice_metric")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    code = code.replace("path/to/splice", "splice")  # the documented placeholder
+    code = code.replace("path/to/splice", DEFAULT_BUILD_DIR)  # the documented placeholder
     exec(compile(code, "README.md", "exec"), namespace)
     num_clips = namespace["row"]["num_clips"]
     assert namespace["order"] == list(range(num_clips, 0, -1))

@@ -5,7 +5,8 @@ Bundled: real COIN annotation entries (``demo/coin_demo.json``, copied verbatim 
 about two per domain). Rendered: a stand-in source video per entry, of the real duration,
 visibly different per step and labelled STAND-IN, so the real pipeline cuts real video at
 real annotation times. Then the result is loaded the way users load it
-(``load_dataset("splice", "video_text")``) and a random baseline is scored with the metric.
+(``load_dataset("./splice-data", "video_text")``, by its path) and a random baseline is
+scored with the metric.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def render_sources(annotations: Path, sources: Path) -> Path:
 
 
 def build_demo(
-    out_dir: Path = Path("splice"),
+    out_dir: Path = Path(schema.DEFAULT_BUILD_DIR),
     work_dir: Path | None = None,
     workers: int | None = None,
     progress: bool = False,
@@ -105,9 +106,7 @@ def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
 
 
 def load_like_a_user(out_dir: Path) -> Any:
-    """``load_dataset("splice", "video_text")`` when the build is ./splice, as in the README."""
-    if Path(out_dir).resolve() == (Path.cwd() / "splice").resolve():
-        return schema.load("video_text", source="splice")
+    """The build loaded by its path, as the README loads it (``./splice-data`` by default)."""
     return schema.load("video_text", source=str(out_dir))
 
 
@@ -140,7 +139,10 @@ def _score_table(scores: dict) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
+        "--out",
+        type=Path,
+        default=Path(schema.DEFAULT_BUILD_DIR),
+        help="output folder (default: %(default)s)",
     )
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: <out>-work)")
     add_workers_argument(parser)

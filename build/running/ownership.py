@@ -11,7 +11,7 @@ replaces a previous output only with a finished one.
   uses the folder) or, as left by builds before the marker, only ``videos/`` of committed
   cuts and temporary cut folders, and what `splice demo` puts beside them (its build's own
   work folder ``cuts/``, marked, and its rendered ``stand-in-sources/``, which a build never
-  touches): the README's build right after the demo uses the demo's ``splice-work``.
+  touches): the README's build right after the demo uses the demo's ``splice-data-work``.
   Anything else is refused. A work folder the build made and left without a cut (a build
   of no video) is removed again.
 - No folder the build writes into may be, or hold, the sources, the annotation file, the

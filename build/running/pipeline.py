@@ -388,7 +388,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("splice"), help="output folder (default: %(default)s)"
+        "--out",
+        type=Path,
+        default=Path(schema.DEFAULT_BUILD_DIR),
+        help="output folder (default: %(default)s)",
     )
     parser.add_argument(
         "--work", type=Path, default=None, help="resumable work folder (default: <out>-work)"

@@ -35,13 +35,24 @@ CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
 DEFAULT_CLIP_CACHE = Path("~/.cache/splice/clips")
 
 # The data the tasks load (the YAML's ``dataset_path: !function utils.DATASET_PATH``): a
-# built folder or a Hub id in $SPLICE_DATA, else the build `make demo` and `splice build`
-# write by default, ./splice at the root of this repository. Resolved here, to an absolute
-# path, because lmms-eval hands dataset_path to load_dataset as it is: a relative
-# ``splice`` resolved against the working directory, and where no such folder existed,
+# built folder or a Hub id in $SPLICE_DATA, else the build `make demo`, `splice demo` and
+# `splice build` write by default (./splice-data): in the folder lmms-eval starts in, else,
+# for this folder in a checkout, at the root of the repository. Resolved here, to an
+# absolute path, because lmms-eval hands dataset_path to load_dataset as it is: a relative
+# name resolved against the working directory, and where no such folder existed,
 # `datasets` fell back to whatever build it had cached under that name.
 DATA_ENV = "SPLICE_DATA"
-REPO_BUILD = Path(__file__).resolve().parents[2] / "splice"
+_CHECKOUT = Path(__file__).resolve().parents[2]
+# None where this folder is installed (inside splice_eval) rather than in a checkout.
+REPO_BUILD = _CHECKOUT / schema.DEFAULT_BUILD_DIR if (_CHECKOUT / "setup.cfg").is_file() else None
+
+
+def default_build() -> Path | None:
+    """./splice-data where lmms-eval runs, else the checkout's (if this is one), else None."""
+    here = Path.cwd() / schema.DEFAULT_BUILD_DIR
+    if here.is_dir():
+        return here.resolve()
+    return REPO_BUILD if REPO_BUILD is not None and REPO_BUILD.is_dir() else None
 
 
 def dataset_path() -> str:
@@ -49,12 +60,15 @@ def dataset_path() -> str:
     what was looked for, when there is none (never a cached build under the same name)."""
     given = os.environ.get(DATA_ENV, "").strip()
     if not given:
-        if not REPO_BUILD.is_dir():
+        found = default_build()
+        if found is None:
+            looked = [Path.cwd() / schema.DEFAULT_BUILD_DIR, REPO_BUILD]
             raise FileNotFoundError(
-                f"no SPLICE build at {REPO_BUILD}: run `make demo` there, or set "
-                f"{DATA_ENV} to a built folder or the dataset's Hub id"
+                f"no SPLICE build at {' or '.join(str(p) for p in looked if p)}: run "
+                f"`make demo` or `splice demo` there, or set {DATA_ENV} to a built folder "
+                "or the dataset's Hub id"
             )
-        return str(REPO_BUILD)
+        return str(found)
     path = Path(given).expanduser()
     if path.is_dir():
         return str(path.resolve())
