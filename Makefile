@@ -15,7 +15,8 @@ STAMP := $(VENV)/.splice-installed
 # processors read a clip's file with torchcodec, which needs Debian's FFmpeg libraries;
 # qwen-vl-utils reads it with decord.
 LMMS_VENV ?= .venv-lmms
-LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
+# (a new stamp name: a .venv-lmms made before the model classes ran gets them)
+LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-models-installed
 # filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
 LMMS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 torchcodec==0.14.0 \
 	decord==0.6.0 qwen-vl-utils==0.0.14 num2words==0.5.14 "filelock<4" "av<16"
