@@ -6,14 +6,22 @@ PY := $(VENV)/bin/python
 CORE_STAMP := $(VENV)/.splice-core-installed
 STAMP := $(VENV)/.splice-installed
 
-# lmms-eval in its own venv, with this project installed (tests/test_lmms_task.py runs
-# `lmms-eval eval` there on the demo build): it pins
-# PyAV<16 and needs torch, so it cannot share .venv. torch==2.13.0 is the CPU build that
-# pip takes from this machine's disk (plain `torch` pulls a CUDA build of several GB);
-# PyPI's torchvision fails to import beside it, and lmms-eval's task registry runs without
-# it, so it is removed again.
+# lmms-eval in its own venv, with this project installed and what lmms-eval's real model
+# classes need (tests/test_lmms_models.py runs them on tiny checkpoints of each family): it
+# pins PyAV<16 and needs torch, so it cannot share .venv. Measured here: torch 2.13.0 (the
+# CPU wheel on this machine's disk) has no working torchvision: PyPI's and the index's
+# 0.28.0 are CUDA builds (`torchvision::nms does not exist`, libc10_cuda.so missing), and
+# transformers' video processors need torchvision. torch 2.14.1 + torchvision 0.29.1 (a
+# CUDA build that runs on CPU, from this machine's index) work. transformers' video
+# processors read a clip's file with torchcodec, which needs Debian's FFmpeg libraries;
+# qwen-vl-utils reads it with decord.
 LMMS_VENV ?= .venv-lmms
-LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-installed
+# (a new stamp name: a .venv-lmms made before the model classes ran gets them)
+LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-models-installed
+# filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
+LMMS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 torchcodec==0.14.0 \
+	decord==0.6.0 qwen-vl-utils==0.0.14 num2words==0.5.14 "filelock<4" "av<16"
+FFMPEG := /usr/bin/ffmpeg
 
 # `splice run --backend transformers` with real model classes (tests/test_local_models.py
 # builds tiny checkpoints of each family and runs them on the demo build): transformers'
@@ -86,6 +94,12 @@ $(OPENCV_DOC):
 
 opencv-doc: $(OPENCV_DOC)
 
+# Debian's FFmpeg (its libraries are what torchcodec in .venv-lmms decodes with); installed
+# with apt like Chromium.
+$(FFMPEG):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
+
 test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(MODELS_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -106,16 +120,12 @@ clean:
 readme: $(STAMP)
 	$(PY) -m splice_build.output.readme --out README.md
 
-$(LMMS_STAMP): setup.cfg pyproject.toml
+$(LMMS_STAMP): setup.cfg pyproject.toml | $(FFMPEG)
 	$(PYTHON) -m venv $(LMMS_VENV)
 	$(LMMS_VENV)/bin/pip install -q -U pip
-	$(LMMS_VENV)/bin/pip install -q torch==2.13.0
-	# filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
-	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 torch==2.13.0 "filelock<4"
-	$(LMMS_VENV)/bin/pip uninstall -y -q torchvision
-	# The project itself (the task's utils.py imports splice_dataset and splice_metric),
-	# kept on the PyAV and filelock lmms-eval pins.
-	$(LMMS_VENV)/bin/pip install -q -e . "av<16" "filelock<4"
+	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 $(LMMS_PINS)
+	# The project itself (the task's utils.py imports splice_dataset and splice_metric).
+	$(LMMS_VENV)/bin/pip install -q -e . $(LMMS_PINS)
 	touch $(LMMS_STAMP)
 
 lmms-venv: $(LMMS_STAMP)

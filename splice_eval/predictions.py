@@ -56,6 +56,8 @@ METADATA_DEFAULTS = {
     "format": splice_formats.ORDER,
     "question_seed": splice_formats.DEFAULT_SEED,
 }
+# Kept in a Prediction's ``extra`` for a row read from lmms-eval's ``--log_samples``.
+LMMS_DOC_ID = "lmms_doc_id"
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output
 _CAP_WORDS = "characters cut by splice: raw_output keeps"
 _CAP_MARKER = re.compile(rf"\n\[\.\.\. \d+ {_CAP_WORDS} \d+ from each end \.\.\.\]\n")
@@ -156,8 +158,17 @@ def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
 
 def read_predictions(path: str | Path) -> list[Prediction]:
     """Read a prediction file (JSONL or CSV, see ``iter_predictions``); a bad line raises
-    naming the file and line number."""
-    return list(iter_predictions(path))
+    naming the file and line number. An lmms-eval samples file whose answers are all empty
+    is refused: that is what lmms-eval logs when its model crashed on every document (it
+    catches the error, answers "" and exits 0), never a model's answers to score."""
+    predictions = list(iter_predictions(path))
+    if predictions and all(LMMS_DOC_ID in p.extra for p in predictions):
+        if not any((p.raw_output or "").strip() or p.order for p in predictions):
+            raise UserError(
+                f"{path}: all {len(predictions)} answers are empty: the model produced no "
+                "text (what lmms-eval logs, exiting 0, when its model crashed); see its log"
+            )
+    return predictions
 
 
 def iter_predictions(path: str | Path) -> Iterator[Prediction]:
@@ -209,7 +220,12 @@ def _lmms_record(data: dict[str, Any]) -> dict[str, Any]:
     if "video_id" in data or "doc_id" not in data:
         return data
     records = [v for v in data.values() if isinstance(v, dict) and "video_id" in v]
-    return {k: v for k, v in records[0].items() if k != "reference"} if records else data
+    if not records:
+        return data
+    return {
+        **{k: v for k, v in records[0].items() if k != "reference"},
+        LMMS_DOC_ID: data["doc_id"],
+    }
 
 
 def _csv_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

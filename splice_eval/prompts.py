@@ -23,6 +23,7 @@ from splice_eval.sampling import Frames, clip_bytes, sample_frames
 from splice_metric import parse_order
 
 __all__ = [
+    "MAX_NEW_TOKENS",
     "PROMPT_VERSION",
     "QUESTION_PROMPT_VERSION",
     "Prompt",
@@ -37,6 +38,11 @@ __all__ = [
     "parse_order",
     "to_chat_messages",
 ]
+
+# The most tokens a model may generate for one answer, on every path that asks SPLICE
+# (``splice run``'s ``--max-tokens`` default, the lmms-eval task's ``max_new_tokens``): a
+# model that reasons before its order is cut at the same place whichever path runs it.
+MAX_NEW_TOKENS = 1024
 
 # The paper's prompts (Appendix A.3), fragment by fragment as printed, joined the way
 # Python joins adjacent string literals (no separator), with len(clips) filled in. The

@@ -191,7 +191,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-tokens",
         type=int_at_least(1),
-        default=1024,
+        default=prompts.MAX_NEW_TOKENS,
         help="cap on the answer's tokens (default %(default)s)",
     )
     parser.add_argument(

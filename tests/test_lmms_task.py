@@ -24,6 +24,7 @@ import yaml
 import splice_dataset as schema
 import splice_metric
 from splice_build.cli import main as splice_main
+from splice_build.cli import subcommand_parser
 from splice_eval import prompts
 from splice_eval.builddata import iter_rows, read_meta
 from tests.side_venvs import side_venv_python
@@ -85,6 +86,14 @@ def test_task_yaml_is_complete(utils):
         assert cfg["test_split"] == schema.SPLIT and cfg["output_type"] == "generate_until"
         for key in ("process_docs", "doc_to_visual", "doc_to_text", "doc_to_messages"):
             assert isinstance(cfg[key], _FunctionTag), key
+        # the answer is never cut at a blank line (lmms-eval's default `until`), and its
+        # token limit is `splice run`'s, from the one constant
+        generation = cfg["generation_kwargs"]
+        assert generation["until"] == []
+        assert generation["max_new_tokens"].name == "utils.MAX_NEW_TOKENS"
+        assert utils.MAX_NEW_TOKENS == prompts.MAX_NEW_TOKENS == 1024
+        run_parser, _ = subcommand_parser("run")
+        assert run_parser.get_default("max_tokens") == prompts.MAX_NEW_TOKENS
         # lmms-eval reads metadata.version (a list made it record the version as "Yaml")
         assert cfg["metadata"] == {"version": 1.0}
         # the data: resolved by utils (absolute, $SPLICE_DATA), never a cwd-relative name
@@ -147,6 +156,12 @@ def test_functions_on_demo_build(demo_build, utils, tmp_path, monkeypatch):
                 content = messages[0]["content"]
                 assert content[0] == {"type": "text", "text": prompt.text}
                 assert [c["url"] for c in content if c["type"] == "video"] == visuals
+                # each heading on its own line, right before its clip: a chat template
+                # joins the items as they are
+                for k, item in enumerate(prompt.clips):
+                    heading, clip = content[1 + 2 * k], content[2 + 2 * k]
+                    assert heading == {"type": "text", "text": f"\n{item.heading}\n"}
+                    assert clip == {"type": "video", "url": visuals[k]}
             target = utils.doc_to_target(doc)
             assert splice_metric.parse_order(target) == list(doc[schema.ANSWER]["order"])
             records.append(utils.process_results(doc, [target]))

@@ -455,3 +455,41 @@ def test_degenerate_answers_score_as_unparsed(
     assert "4 row(s) without an order: read from raw_output by parse_order (0 readable)" in (
         capsys.readouterr().out
     )
+
+
+def _lmms_samples(path: Path, answers: dict[str, str | None]) -> Path:
+    """An lmms-eval ``--log_samples`` file as the SPLICE task logs it: the task's record
+    under each metric's name, beside lmms-eval's own keys."""
+    lines = []
+    for doc_id, (video, raw) in enumerate(answers.items()):
+        record = {"video_id": video, "config": "text", "raw_output": raw, "order": None}
+        record["reference"] = VIDEOS[video][2]
+        resps = [[raw]] if raw is not None else [[]]
+        line = {"doc_id": doc_id, "resps": resps, "filtered_resps": resps[0]}
+        line |= {name: record for name in RATES}
+        lines.append(json.dumps(line))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_lmms_samples_with_only_empty_answers_are_refused(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lmms-eval exits 0 when its model crashed: a class that catches the error (such as
+    ``internvl_hf``) logs "" for every document. That file is no model's answers."""
+    crashed = _lmms_samples(tmp_path / "crashed.jsonl", {v: "" for v in VIDEOS})
+    assert main(["score", str(crashed), "--data", str(build_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(crashed) in err, err
+    assert f"all {len(VIDEOS)} answers are empty" in err and "crashed" in err
+    nulls = _lmms_samples(tmp_path / "nulls.jsonl", {v: None for v in VIDEOS})
+    assert main(["score", str(nulls), "--data", str(build_dir)]) == 2
+    assert "answers are empty" in capsys.readouterr().err
+    # one real answer among empty ones is a run: the empty ones are scored as invalid
+    answers = {v: "" for v in VIDEOS} | {"vid_a": "<order>Video 2, Video 1</order>"}
+    partly = _lmms_samples(tmp_path / "partly.jsonl", answers)
+    report = tmp_path / "partly.json"
+    assert main(["score", str(partly), "--data", str(build_dir), "--json", str(report)]) == 0
+    (run,) = json.loads(report.read_text())["runs"]
+    assert run["binary_accuracy"] == pytest.approx(1 / len(VIDEOS))
+    assert run["invalid_rate"] == pytest.approx(1 - 1 / len(VIDEOS))

@@ -30,6 +30,10 @@ import splice_metric
 from splice_eval import builddata, frame_cache, probes, prompts, sampling, scoring
 from splice_metric.questions import answer_text, read_answer, score_questions
 
+# The YAML's ``generation_kwargs.max_new_tokens`` (``!function utils.MAX_NEW_TOKENS``):
+# the limit of every path, so lmms-eval and ``splice run`` cut a long answer alike.
+MAX_NEW_TOKENS = prompts.MAX_NEW_TOKENS
+
 # Where process_docs writes the clips lmms-eval's video models read by path.
 CLIP_CACHE_ENV = "SPLICE_CLIP_CACHE"
 DEFAULT_CLIP_CACHE = Path("~/.cache/splice/clips")
@@ -315,9 +319,16 @@ def doc_to_messages(
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":
         for item, path in zip(prompt.clips, probed_visual(doc, probe), strict=True):
-            content.append({"type": "text", "text": item.heading})
+            content.append({"type": "text", "text": heading_text(item.heading)})
             content.append({"type": "video", "url": path})
     return [{"role": "user", "content": content}]
+
+
+def heading_text(heading: str) -> str:
+    """A clip's heading as its own line: the model classes' chat templates join content
+    items with nothing between them, which ran the instruction, the heading and the clip's
+    tokens together ("...'.Video 1: spray towards the fire<|vision_start|>")."""
+    return f"\n{heading}\n"
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:
