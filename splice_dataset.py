@@ -85,7 +85,13 @@ WRITTEN_CONFIGS: tuple[str, ...] = (*CONFIGS, *TEXT_QUESTION_CONFIGS)  # every c
 # (setup.cfg's `datasets>=` floor; tests/test_floor.py runs the loading tests on it).
 DATASETS_MIN_VERSION = "4.2.0"
 WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format both`)
-PAPER_MAX_SIDE = 448  # short side cap of the paper's model settings (Appendix A.2)
+# The paper's 448 px is a cap on the LONGER side of the frames its models saw (Appendix A.2:
+# "the highest image resolution was set to 448 pixels, while the other dimension was
+# automatically adjusted"): `sample_frames(..., long_side=...)`'s default.
+PAPER_LONG_SIDE = 448
+# The build's cap on its clips' SHORTER side (`--short-side`): the same number, so a clip's
+# long side is at least the paper's 448 and sampling it as the paper did never upscales.
+CLIP_SHORT_SIDE = PAPER_LONG_SIDE
 MIN_CLIPS, MAX_CLIPS = 2, 7  # the paper keeps videos with 2 to 7 steps (Section 3.2)
 
 # --- columns ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ clip is decoded once for the whole sweep (the cache holds frames before the prob
 script prints the decodes per clip of each sweep (counted, target 1.0 with the cache) and
 the wall-time ratio of the cached sweep to the uncached one, measured in the same run.
 
-    python bench/probe_sweep.py [--frames num_frames=8,max_side=224] [--workers 2]
+    python bench/probe_sweep.py [--frames num_frames=8,long_side=224] [--workers 2]
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def sweep(build: Path, out: Path, frames: str, cache: Path | None, url: str) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", default="num_frames=8,max_side=224")
+    parser.add_argument("--frames", default="num_frames=8,long_side=224")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     counter = Counted(frame_cache.sample_frames)

@@ -58,7 +58,7 @@ CONFIGS_OF: dict[str, tuple[str, ...]] = {
 }
 HIST_BINS = 8  # per RGB channel: 512-bin colour histograms
 FRAMES_PER_CLIP = 8  # sampled uniformly; the first and last samples are used
-HIST_MAX_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
+HIST_LONG_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
 
 
 # --- the four answer rules ------------------------------------------------------------
@@ -125,7 +125,7 @@ def chain_order(first: Sequence[np.ndarray], last: Sequence[np.ndarray]) -> list
 def clip_histograms(clip: bytes, frames: int = FRAMES_PER_CLIP) -> tuple[np.ndarray, np.ndarray]:
     """Histograms of the first and last of ``frames`` uniformly sampled frames of a clip
     (``sample_frames``' bin centres: the first lies 1/16 of the clip in for 8 frames)."""
-    sampled = sampling.sample_frames(clip, num_frames=frames, max_side=HIST_MAX_SIDE).frames
+    sampled = sampling.sample_frames(clip, num_frames=frames, long_side=HIST_LONG_SIDE).frames
     if len(sampled) == 0:
         raise ValueError("clip has no decodable frames")
     return colour_histogram(sampled[0]), colour_histogram(sampled[-1])

@@ -99,7 +99,7 @@ def _identity(request: Request) -> Reply:
 def _probe_run(demo_build, out, probe, script):
     with FakeOpenAIServer(script) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=2,max_side=32"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=2,long_side=32"]
         argv += ["--out", str(out), "--probe", probe]
         assert splice_main(argv) == 0
 
