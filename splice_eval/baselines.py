@@ -40,7 +40,7 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.errors import UserError, read_bytes
 from splice_build.output.card import markdown_table
-from splice_build.stages.ingest import parse_annotation_json
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
@@ -267,16 +267,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--coin",
         type=Path,
-        help="taxonomy-prior only: a COIN.json-format file, scored without any video",
+        nargs="?",
+        const=BUNDLED_ANNOTATIONS,
+        help="taxonomy-prior only: a COIN.json-format file, scored without any video (a bare "
+        f"--coin: the bundled annotation file, {BUNDLED_ANNOTATIONS.name})",
     )
+    defaults = "; ".join(f"{name}: {configs[0]}" for name, configs in CONFIGS_OF.items())
     parser.add_argument(
         "--config",
         choices=schema.CONFIGS,
         default=None,
-        help="config to answer (default: the first one the baseline answers)",
+        help=f"config to answer (default, by baseline: {defaults})",
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    parser.add_argument("--seed", type=int, default=0, help="seed (random; --coin shuffle)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed (random; --coin shuffle; default %(default)s)"
+    )
     parser.add_argument(
         "--format",
         choices=splice_formats.FORMATS,

@@ -153,16 +153,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-frame-cache", action="store_true", help="decode every clip afresh, keep nothing"
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
-    parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
+    parser.add_argument(
+        "--concurrency",
+        type=int_at_least(1),
+        default=4,
+        help="requests in flight (default %(default)s)",
+    )
     parser.add_argument(
         "--timeout",
         type=float_in(0, low_open=True),
         default=300.0,
         help="wall-clock seconds per attempt, whatever the server does (default 300)",
     )
-    parser.add_argument("--max-retries", type=int_at_least(0), default=5, help="retries per row")
     parser.add_argument(
-        "--backoff", type=float_in(0), default=1.0, help="first retry wait in seconds (doubles)"
+        "--max-retries",
+        type=int_at_least(0),
+        default=5,
+        help="retries per row (default %(default)s)",
+    )
+    parser.add_argument(
+        "--backoff",
+        type=float_in(0),
+        default=1.0,
+        help="first retry wait in seconds, doubled for each next (default %(default)s)",
     )
     parser.add_argument(
         "--max-answer-bytes",

@@ -413,13 +413,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-shard-mb",
         type=int,
         default=write.MAX_SHARD_BYTES // 1_000_000,
-        help="cap on one Parquet shard (MB)",
+        help="cap on one Parquet shard (MB; default %(default)s)",
     )
     parser.add_argument(
         "--tolerance",
         type=float,
         default=COVERAGE_TOLERANCE,
-        help="seconds a source may fall short of the last segment's end",
+        help="seconds a source may fall short of the last segment's end (default %(default)s)",
     )
     parser.add_argument(
         "--no-validate", action="store_true", help="skip the final `splice validate`"
