@@ -25,6 +25,7 @@ import csv
 import json
 import random
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -157,8 +158,12 @@ def export(
     annotators: Sequence[str] = ("A1", "B1", "A2", "B2"),
     seed: int = 0,
     limit: int | None = None,
+    progress: bool = False,
 ) -> list[Assignment]:
-    """Write one package per annotator under ``out/<annotator>/`` and ``out/key.json``."""
+    """Write one package per annotator under ``out/<annotator>/`` and ``out/key.json``;
+    with ``progress``, a bar of videos (burning captions takes about a second a video)."""
+    from tqdm.auto import tqdm
+
     from . import burn
     from .builddata import iter_rows
 
@@ -188,6 +193,7 @@ def export(
                     writer.writerow([a.folder, ""])
 
     cols = [schema.VIDEO_ID, schema.CLIPS, schema.CAPTIONS]
+    bar = tqdm(total=len(by_video), unit="video", desc="packages", disable=not progress)
     for row in iter_rows(build, "video_text", cols, batch_size=4):
         for a in by_video.get(row[schema.VIDEO_ID], []):
             folder = out / a.annotator / MODALITY_DIRS[a.config] / str(a.folder)
@@ -199,6 +205,8 @@ def export(
                     burn.burn_caption(clip, row[schema.CAPTIONS][label - 1], target)
                 else:
                     target.write_bytes(clip)
+        bar.update(row[schema.VIDEO_ID] in by_video)
+    bar.close()
     write_key(out / KEY_NAME, build, seed, assignments)
     return assignments
 
@@ -434,7 +442,8 @@ def run(args: argparse.Namespace) -> int:
         return app_cli.run_space(args)
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
-        assignments = export(args.build, args.out, names, args.seed, args.limit)
+        print(f"splice annotate export: reading {args.build}/ ...", file=sys.stderr, flush=True)
+        assignments = export(args.build, args.out, names, args.seed, args.limit, progress=True)
         print(
             f"wrote {len(assignments)} ordering tasks for {len(names)} annotators to {args.out}/"
             f" (keep {args.out / KEY_NAME} private)"
