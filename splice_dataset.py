@@ -219,8 +219,11 @@ def _check_written_questions(config: str, fmt: str, seed: int) -> None:
 
 
 def _check_config(config: str) -> None:
+    """Refuse a name that is no config; every caller has already taken the question
+    configs, but the refusal names all that are accepted (`WRITTEN_CONFIGS`)."""
     if config not in CONFIGS:
-        raise ValueError(f"unknown SPLICE config {config!r}; expected one of {CONFIGS}")
+        accepted = ", ".join(WRITTEN_CONFIGS)
+        raise ValueError(f"unknown SPLICE config {config!r}; expected one of {accepted}")
 
 
 # --- loading --------------------------------------------------------------------------

@@ -181,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
     print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
     print((out / REPORT_TXT).read_text("utf-8"))
     dataset = load_like_a_user(out)
-    print(f'Loaded with load_dataset("{out}", "video_text") (splice_dataset.load).')
+    # a relative folder as ./NAME: a bare name is a Hub id wherever no such folder is
+    shown = out if out.is_absolute() else f"./{out}"
+    print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
     print(_walkthrough(dataset[0]))
     scores = score_random_baseline(dataset, args.seed)
     print(
