@@ -173,25 +173,18 @@ def export(
     if limit is not None:
         counts = dict(sorted(counts.items())[:limit])
     assignments = assign(counts, annotators, seed)
+    if progress:  # the build is readable: say what comes, before the slow part
+        print(
+            f"splice annotate export: {len(assignments)} ordering tasks of {len(counts)} videos "
+            f"for {len(annotators)} annotators into {out}/ (captions burned into the picture)",
+            file=sys.stderr,
+            flush=True,
+        )
     by_video: dict[str, list[Assignment]] = {}
     for a in assignments:
         by_video.setdefault(a.video_id, []).append(a)
 
-    out.mkdir(parents=True, exist_ok=True)
-    modality_list = ", ".join(f"`{d}/`" for d in MODALITY_DIRS.values())
-    for name in annotators:
-        pkg = out / name
-        pkg.mkdir(exist_ok=True)
-        (pkg / INSTRUCTIONS_NAME).write_text(
-            INSTRUCTIONS.format(modality_list=modality_list), encoding="utf-8"
-        )
-        with (pkg / SHEET_NAME).open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(SHEET_HEADER)
-            for a in assignments:
-                if a.annotator == name:
-                    writer.writerow([a.folder, ""])
-
+    _write_sheets(out, annotators, assignments)
     cols = [schema.VIDEO_ID, schema.CLIPS, schema.CAPTIONS]
     bar = tqdm(total=len(by_video), unit="video", desc="packages", disable=not progress)
     for row in iter_rows(build, "video_text", cols, batch_size=4):
@@ -209,6 +202,24 @@ def export(
     bar.close()
     write_key(out / KEY_NAME, build, seed, assignments)
     return assignments
+
+
+def _write_sheets(out: Path, annotators: Sequence[str], assignments: list[Assignment]) -> None:
+    """Each annotator's folder with its instructions and its empty sheet."""
+    out.mkdir(parents=True, exist_ok=True)
+    modality_list = ", ".join(f"`{d}/`" for d in MODALITY_DIRS.values())
+    for name in annotators:
+        pkg = out / name
+        pkg.mkdir(exist_ok=True)
+        (pkg / INSTRUCTIONS_NAME).write_text(
+            INSTRUCTIONS.format(modality_list=modality_list), encoding="utf-8"
+        )
+        with (pkg / SHEET_NAME).open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(SHEET_HEADER)
+            for a in assignments:
+                if a.annotator == name:
+                    writer.writerow([a.folder, ""])
 
 
 # --- ingest ----------------------------------------------------------------------------
@@ -442,7 +453,6 @@ def run(args: argparse.Namespace) -> int:
         return app_cli.run_space(args)
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
-        print(f"splice annotate export: reading {args.build}/ ...", file=sys.stderr, flush=True)
         assignments = export(args.build, args.out, names, args.seed, args.limit, progress=True)
         print(
             f"wrote {len(assignments)} ordering tasks for {len(names)} annotators to {args.out}/"

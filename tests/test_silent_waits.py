@@ -69,7 +69,7 @@ def test_annotate_export_shows_a_bar_of_videos(demo_build, tmp_path):
     argv = [sys.executable, "-m", "splice_build.cli", "annotate", "export", str(demo_build)]
     argv += ["--out", str(tmp_path / "packages"), "--limit", "3"]
     lines = list(_lines(argv, tmp_path))
-    started = _first(lines, "splice annotate export: reading")
+    started = _first(lines, "splice annotate export: 6 ordering tasks of 3 videos")
     assert started < _first(lines, "packages:") < _first(lines, "3/3") < _first(lines, "wrote ")
     assert (tmp_path / "packages" / annotate.KEY_NAME).is_file()
 
