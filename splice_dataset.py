@@ -89,7 +89,13 @@ WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format bot
 # task's default data too). Not `splice`: lmms-eval reads a folder named like the task it is
 # asked for (`--tasks splice`) as a folder of task files, so a build at ./splice hid the task.
 DEFAULT_BUILD_DIR = "splice-data"
-PAPER_MAX_SIDE = 448  # short side cap of the paper's model settings (Appendix A.2)
+# The paper's 448 px is a cap on the LONGER side of the frames its models saw (Appendix A.2:
+# "the highest image resolution was set to 448 pixels, while the other dimension was
+# automatically adjusted"): `sample_frames(..., long_side=...)`'s default.
+PAPER_LONG_SIDE = 448
+# The build's cap on its clips' SHORTER side (`--short-side`): the same number, so a clip's
+# long side is at least the paper's 448 and sampling it as the paper did never upscales.
+CLIP_SHORT_SIDE = PAPER_LONG_SIDE
 MIN_CLIPS, MAX_CLIPS = 2, 7  # the paper keeps videos with 2 to 7 steps (Section 3.2)
 
 # --- columns ----------------------------------------------------------------------------
@@ -217,8 +223,11 @@ def _check_written_questions(config: str, fmt: str, seed: int) -> None:
 
 
 def _check_config(config: str) -> None:
+    """Refuse a name that is no config; every caller has already taken the question
+    configs, but the refusal names all that are accepted (`WRITTEN_CONFIGS`)."""
     if config not in CONFIGS:
-        raise ValueError(f"unknown SPLICE config {config!r}; expected one of {CONFIGS}")
+        accepted = ", ".join(WRITTEN_CONFIGS)
+        raise ValueError(f"unknown SPLICE config {config!r}; expected one of {accepted}")
 
 
 # --- loading --------------------------------------------------------------------------

@@ -55,7 +55,7 @@ from splice_build.stages.probe import probe
 SIZE = (1280, 544)  # bikes.mp4 (640x272) upscaled 2x: short side above 448
 FPS = 25
 KEYINT = 60  # a keyframe every 2.4 s, in the range YouTube uses
-MAX_SIDE = 448
+SHORT_SIDE = 448
 # COIN-like steps per 60 s of source: in COIN's 2-7 step videos a step lasts 10 s (median)
 # and the steps cover 42% of a video, so gaps are long enough to seek over.
 SEGMENTS_60S = [(4.0, 11.5), (19.2, 26.04), (33.5, 40.3), (47.9, 54.6)]
@@ -145,7 +145,7 @@ def cut_one(video_id: str, videos: str, out: str, segments, threads: int):
     lanes = _time_lanes()
     cpu = time.process_time()
     entry = entry_for(video_id, segments)
-    settings = CutSettings(max_side=MAX_SIDE)
+    settings = CutSettings(short_side=SHORT_SIDE)
     video = cut_video(probe(entry, Path(videos)), Path(out), settings, threads=threads)
     clip_s = sum(c.duration for c in video.clips)
     counts = [c.num_frames for c in video.clips]
@@ -205,7 +205,7 @@ def run_ffmpeg(
     for i, (s, e) in enumerate(segments):
         path = out / f"{i:02d}.mp4"
         cmd = [ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-ss", f"{s}", "-to", f"{e}"]
-        cmd += ["-i", str(src), "-vf", f"scale=-2:{MAX_SIDE}", "-c:v", "libx264"]
+        cmd += ["-i", str(src), "-vf", f"scale=-2:{SHORT_SIDE}", "-c:v", "libx264"]
         cmd += ["-preset", "veryfast", "-crf", "23"]
         cmd += ["-x264-params", X264_REPRODUCIBLE["x264-params"]] if fair else []
         cmd += ["-an", str(path)]
@@ -261,7 +261,7 @@ def verification_costs(src: Path, segments, work: Path, repeat: int = 3) -> dict
     """Seconds per video of cutting it (wall and CPU, in this process) and of each check
     the build adds around a cut, best of ``repeat`` (the checks are milliseconds: the
     best run is the one least disturbed by other processes)."""
-    settings = CutSettings(max_side=MAX_SIDE)
+    settings = CutSettings(short_side=SHORT_SIDE)
     entry = entry_for(src.stem, segments)
     root = work / "verify"
     shutil.rmtree(root, ignore_errors=True)
@@ -313,7 +313,7 @@ def main() -> int:
     segments = segments_for(args.loops)
     seconds = sum(e - s for s, e in segments)
     print(f"source: {src} ({args.loops * 10} s, {FPS} fps, keyframe every {KEYINT} frames)")
-    print(f"segments: {len(segments)}, {seconds:.1f} s of clips, short side -> {MAX_SIDE} px")
+    print(f"segments: {len(segments)}, {seconds:.1f} s of clips, short side -> {SHORT_SIDE} px")
     print()
 
     cutter, rates = compare_with_ffmpeg(src, segments, work, args.repeat)

@@ -11,7 +11,7 @@
    ``load_dataset(..., streaming=True).decode(False)`` is printed as well, to show what
    ``load()``'s local-read setting is worth. Setup (resolving data files, reading the
    card) happens once and is printed apart, not in the rates.
-2. ``sample_frames(clip, fps=1.0, max_side=448)`` against decoding every frame of the
+2. ``sample_frames(clip, fps=1.0, long_side=448)`` against decoding every frame of the
    same clips (each converted to RGB at the same size, the 1 fps frames then picked):
    clips per second and frames delivered per second for both.
 
@@ -97,7 +97,7 @@ def encode_footage_clips(source: Path, out_dir: Path) -> list[tuple[Path, float,
         stream = container.streams.video[0]
         rate = Fraction(stream.average_rate or 25)
         width, height = stream.codec_context.width, stream.codec_context.height
-        scale = Fraction(settings.max_side, min(width, height))
+        scale = Fraction(settings.short_side, min(width, height))
         size = (2 * round(width * scale / 2), 2 * round(height * scale / 2))
         scaler = VideoReformatter()
         frames = [
@@ -286,13 +286,13 @@ def bench_streaming(folder: Path, repeat: int, label: str, note: str = "") -> fl
 # --- frames -------------------------------------------------------------------------------
 
 
-def every_frame_then_pick(data: bytes, fps: float, max_side: int) -> int:
+def every_frame_then_pick(data: bytes, fps: float, long_side: int) -> int:
     """The naive sampler: decode and convert every frame, keep the one on screen at each
     multiple of 1/fps."""
     with av.open(io.BytesIO(data)) as container:
         stream = container.streams.video[0]
         w, h = sampling.scaled_size(
-            stream.codec_context.width, stream.codec_context.height, max_side
+            stream.codec_context.width, stream.codec_context.height, long_side
         )
         reformatter = VideoReformatter()  # the same conversion sample_frames uses
         frames = []
@@ -336,10 +336,12 @@ def timed(fn: Callable[[], int]) -> tuple[float, int]:
 def bench_frames(clips: list[bytes], repeat: int, label: str) -> None:
     sample_t = naive_t = decode_t = math.inf
     delivered = naive_delivered = decoded_frames = 0
-    sampling.sample_frames(clips[0], fps=1.0, max_side=448)  # warm up codecs
+    sampling.sample_frames(clips[0], fps=1.0, long_side=448)  # warm up codecs
     for _ in range(repeat):
         t, delivered = timed(
-            lambda: sum(len(sampling.sample_frames(c, fps=1.0, max_side=448).frames) for c in clips)
+            lambda: sum(
+                len(sampling.sample_frames(c, fps=1.0, long_side=448).frames) for c in clips
+            )
         )
         sample_t = min(sample_t, t)
         t, naive_delivered = timed(lambda: sum(every_frame_then_pick(c, 1.0, 448) for c in clips))
@@ -353,7 +355,7 @@ def bench_frames(clips: list[bytes], repeat: int, label: str) -> None:
         f"in all, {delivered} at 1 fps)"
     )
     print(
-        f"  sample_frames(fps=1, max_side=448): {len(clips) / sample_t:8.1f} clips/s, "
+        f"  sample_frames(fps=1, long_side=448): {len(clips) / sample_t:8.1f} clips/s, "
         f"{delivered / sample_t:8.1f} frames/s delivered"
     )
     print(

@@ -6,8 +6,10 @@ video of the demo build. Without the cache every run decodes every clip again; w
 clip is decoded once for the whole sweep (the cache holds frames before the probe). The
 script prints the decodes per clip of each sweep (counted, target 1.0 with the cache) and
 the wall-time ratio of the cached sweep to the uncached one, measured in the same run.
+It says what it is doing as it goes (the build's bars, then one line per run), so no
+phase is silent for more than one run.
 
-    python bench/probe_sweep.py [--frames num_frames=8,max_side=224] [--workers 2]
+    python bench/probe_sweep.py [--frames num_frames=8,long_side=224] [--workers 2]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the fake endpoint lives with the tests
+print("probe sweep: importing, then building the demo ...", flush=True)
 
 import splice_dataset as schema  # noqa: E402
 from splice_build.cli import main as splice_main  # noqa: E402
@@ -51,27 +54,33 @@ def identity(request) -> Reply:
     return Reply(content="<order>" + ", ".join(f"Video {k}" for k in range(1, n + 1)) + "</order>")
 
 
-def sweep(build: Path, out: Path, frames: str, cache: Path | None, url: str) -> float:
+def sweep(build: Path, out: Path, frames: str, cache: Path | None, url: str, name: str) -> float:
+    """The 12 runs, one line each as it ends (flushed: the runs themselves print nothing)."""
     start = time.perf_counter()
-    for model in MODELS:
-        for probe in SWEEP_PROBES:
-            argv = ["run", "--endpoint", url, "--model", model, "--config", "video"]
-            argv += ["--data", str(build), "--frames", frames, "--probe", probe]
-            argv += ["--out", str(out / f"{model}-{probe}.jsonl")]
-            argv += ["--no-frame-cache"] if cache is None else ["--frame-cache", str(cache)]
-            with (
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):
-                code = splice_main(argv)
-            if code != 0:
-                raise SystemExit(f"splice run failed ({code}): {' '.join(argv)}")
+    runs = [(model, probe) for model in MODELS for probe in SWEEP_PROBES]
+    for done, (model, probe) in enumerate(runs, 1):
+        argv = ["run", "--endpoint", url, "--model", model, "--config", "video"]
+        argv += ["--data", str(build), "--frames", frames, "--probe", probe]
+        argv += ["--out", str(out / f"{model}-{probe}.jsonl")]
+        argv += ["--no-frame-cache"] if cache is None else ["--frame-cache", str(cache)]
+        with (
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+        ):
+            code = splice_main(argv)
+        if code != 0:
+            raise SystemExit(f"splice run failed ({code}): {' '.join(argv)}")
+        elapsed = time.perf_counter() - start
+        print(
+            f"{name}: run {done}/{len(runs)} ({model}, {probe}) done, {elapsed:.1f} s in",
+            flush=True,
+        )
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", default="num_frames=8,max_side=224")
+    parser.add_argument("--frames", default="num_frames=8,long_side=224")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     counter = Counted(frame_cache.sample_frames)
@@ -82,15 +91,18 @@ def main() -> None:
         FakeOpenAIServer(identity, max_requests=10**6) as server,
     ):
         root = Path(tmp)
-        build = build_demo(out_dir=root / "splice", work_dir=root / "work", workers=args.workers)
+        build = build_demo(
+            out_dir=root / "splice", work_dir=root / "work", workers=args.workers, progress=True
+        )
         rows = list(schema.load("video", source=str(build), decode=False))
         clips = sum(r[schema.NUM_CLIPS] for r in rows)
         results = {}
         for name, cache in (("without cache", None), ("with cache", root / "frames")):
             out = root / name.replace(" ", "-")
             out.mkdir()
+            print(f"{name}: {len(MODELS) * len(SWEEP_PROBES)} runs ...", flush=True)
             before = counter.count
-            wall = sweep(build, out, args.frames, cache, server.url)
+            wall = sweep(build, out, args.frames, cache, server.url, name)
             results[name] = (wall, (counter.count - before) / clips)
     runs = len(MODELS) * len(SWEEP_PROBES)
     print(

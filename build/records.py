@@ -141,10 +141,10 @@ COVERAGE_TOLERANCE = 1.0
 ROUNDING = 1e-4
 
 
-def _paper_max_side() -> int:
-    from splice_dataset import PAPER_MAX_SIDE
+def _paper_short_side() -> int:
+    from splice_dataset import CLIP_SHORT_SIDE
 
-    return PAPER_MAX_SIDE
+    return CLIP_SHORT_SIDE
 
 
 @dataclass(frozen=True)
@@ -152,9 +152,10 @@ class CutSettings:
     """Which sources are cut and how their clips are encoded: the probe's coverage rule and
     the encoder's settings. Part of the build's identity (changing any of it redoes the cut)."""
 
-    # Cap on the short side, never upscaled (paper, Appendix A.2). Read lazily: the schema
+    # Cap on the clips' SHORT side, never upscaled (`splice_dataset.CLIP_SHORT_SIDE`; the
+    # paper's 448 is the LONG side of the frames models see). Read lazily: the schema
     # module imports `datasets` (about 150 MB), which cut workers never need.
-    max_side: int = field(default_factory=_paper_max_side)
+    short_side: int = field(default_factory=_paper_short_side)
     fps: float | None = None  # None keeps the source frame rate
     crf: int = 23
     preset: str = "veryfast"

@@ -25,6 +25,7 @@ import csv
 import json
 import random
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -167,8 +168,12 @@ def export(
     annotators: Sequence[str] = ("A1", "B1", "A2", "B2"),
     seed: int = 0,
     limit: int | None = None,
+    progress: bool = False,
 ) -> list[Assignment]:
-    """Write one package per annotator under ``out/<annotator>/`` and ``out/key.json``."""
+    """Write one package per annotator under ``out/<annotator>/`` and ``out/key.json``;
+    with ``progress``, a bar of videos (burning captions takes about a second a video)."""
+    from tqdm.auto import tqdm
+
     from . import burn
     from .builddata import iter_rows
 
@@ -178,10 +183,39 @@ def export(
     if limit is not None:
         counts = dict(sorted(counts.items())[:limit])
     assignments = assign(counts, annotators, seed)
+    if progress:  # the build is readable: say what comes, before the slow part
+        print(
+            f"splice annotate export: {len(assignments)} ordering tasks of {len(counts)} videos "
+            f"for {len(annotators)} annotators into {out}/ (captions burned into the picture)",
+            file=sys.stderr,
+            flush=True,
+        )
     by_video: dict[str, list[Assignment]] = {}
     for a in assignments:
         by_video.setdefault(a.video_id, []).append(a)
 
+    _write_sheets(out, annotators, assignments)
+    cols = [schema.VIDEO_ID, schema.CLIPS, schema.CAPTIONS]
+    bar = tqdm(total=len(by_video), unit="video", desc="packages", disable=not progress)
+    for row in iter_rows(build, "video_text", cols, batch_size=4):
+        for a in by_video.get(row[schema.VIDEO_ID], []):
+            folder = out / a.annotator / MODALITY_DIRS[a.config] / str(a.folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            for k, label in enumerate(a.parts, 1):
+                clip = row[schema.CLIPS][label - 1]["bytes"]
+                target = folder / part_name(k)
+                if a.config == "video_text":
+                    burn.burn_caption(clip, row[schema.CAPTIONS][label - 1], target)
+                else:
+                    target.write_bytes(clip)
+        bar.update(row[schema.VIDEO_ID] in by_video)
+    bar.close()
+    write_key(out / KEY_NAME, build, seed, assignments)
+    return assignments
+
+
+def _write_sheets(out: Path, annotators: Sequence[str], assignments: list[Assignment]) -> None:
+    """Each annotator's folder with its instructions and its empty sheet."""
     out.mkdir(parents=True, exist_ok=True)
     modality_list = ", ".join(f"`{d}/`" for d in MODALITY_DIRS.values())
     for name in annotators:
@@ -196,21 +230,6 @@ def export(
             for a in assignments:
                 if a.annotator == name:
                     writer.writerow([a.folder, ""])
-
-    cols = [schema.VIDEO_ID, schema.CLIPS, schema.CAPTIONS]
-    for row in iter_rows(build, "video_text", cols, batch_size=4):
-        for a in by_video.get(row[schema.VIDEO_ID], []):
-            folder = out / a.annotator / MODALITY_DIRS[a.config] / str(a.folder)
-            folder.mkdir(parents=True, exist_ok=True)
-            for k, label in enumerate(a.parts, 1):
-                clip = row[schema.CLIPS][label - 1]["bytes"]
-                target = folder / part_name(k)
-                if a.config == "video_text":
-                    burn.burn_caption(clip, row[schema.CAPTIONS][label - 1], target)
-                else:
-                    target.write_bytes(clip)
-    write_key(out / KEY_NAME, build, seed, assignments)
-    return assignments
 
 
 # --- ingest ----------------------------------------------------------------------------
@@ -446,7 +465,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
         build = data_source.local_build(args.build, option="BUILD")
-        assignments = export(build, args.out, names, args.seed, args.limit)
+        assignments = export(build, args.out, names, args.seed, args.limit, progress=True)
         print(
             f"wrote {len(assignments)} ordering tasks for {len(names)} annotators to {args.out}/"
             f" (keep {args.out / KEY_NAME} private)"

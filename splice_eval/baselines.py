@@ -40,7 +40,7 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.errors import UserError, read_bytes
 from splice_build.output.card import markdown_table
-from splice_build.stages.ingest import parse_annotation_json
+from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
@@ -58,7 +58,7 @@ CONFIGS_OF: dict[str, tuple[str, ...]] = {
 }
 HIST_BINS = 8  # per RGB channel: 512-bin colour histograms
 FRAMES_PER_CLIP = 8  # sampled uniformly; the first and last samples are used
-HIST_MAX_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
+HIST_LONG_SIDE = 112  # colour histograms need no detail; small frames decode and bin fast
 
 
 # --- the four answer rules ------------------------------------------------------------
@@ -125,7 +125,7 @@ def chain_order(first: Sequence[np.ndarray], last: Sequence[np.ndarray]) -> list
 def clip_histograms(clip: bytes, frames: int = FRAMES_PER_CLIP) -> tuple[np.ndarray, np.ndarray]:
     """Histograms of the first and last of ``frames`` uniformly sampled frames of a clip
     (``sample_frames``' bin centres: the first lies 1/16 of the clip in for 8 frames)."""
-    sampled = sampling.sample_frames(clip, num_frames=frames, max_side=HIST_MAX_SIDE).frames
+    sampled = sampling.sample_frames(clip, num_frames=frames, long_side=HIST_LONG_SIDE).frames
     if len(sampled) == 0:
         raise ValueError("clip has no decodable frames")
     return colour_histogram(sampled[0]), colour_histogram(sampled[-1])
@@ -267,16 +267,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--coin",
         type=Path,
-        help="taxonomy-prior only: a COIN.json-format file, scored without any video",
+        nargs="?",
+        const=BUNDLED_ANNOTATIONS,
+        help="taxonomy-prior only: a COIN.json-format file, scored without any video (a bare "
+        f"--coin: the bundled annotation file, {BUNDLED_ANNOTATIONS.name})",
     )
+    defaults = "; ".join(f"{name}: {configs[0]}" for name, configs in CONFIGS_OF.items())
     parser.add_argument(
         "--config",
         choices=schema.CONFIGS,
         default=None,
-        help="config to answer (default: the first one the baseline answers)",
+        help=f"config to answer (default, by baseline: {defaults})",
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    parser.add_argument("--seed", type=int, default=0, help="seed (random; --coin shuffle)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed (random; --coin shuffle; default %(default)s)"
+    )
     parser.add_argument(
         "--format",
         choices=splice_formats.FORMATS,

@@ -102,10 +102,20 @@ def metadata_line(metadata: dict[str, Any]) -> str:
     return json.dumps({METADATA_KEY: metadata}, ensure_ascii=False, sort_keys=True)
 
 
+def _current_spelling(key: str, value: Any) -> Any:
+    """A setting as this release spells it: files written before the sampler's long-side
+    cap was called ``long_side`` record it in ``frames`` as ``max_side``, the same setting."""
+    if key == "frames" and isinstance(value, dict) and "max_side" in value:
+        value = {("long_side" if k == "max_side" else k): v for k, v in value.items()}
+    return value
+
+
 def metadata_conflict(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """The first setting (by name) on which two files' metadata differ, or None."""
     for key in sorted((set(old) | set(new)) - VOLATILE_METADATA):
-        was, now = (m.get(key, METADATA_DEFAULTS.get(key)) for m in (old, new))
+        was, now = (
+            _current_spelling(key, m.get(key, METADATA_DEFAULTS.get(key))) for m in (old, new)
+        )
         if was != now:
             return f"{key} {was!r} (in the file) vs {now!r} (this run)"
     return None

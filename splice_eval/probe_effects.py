@@ -40,6 +40,12 @@ READINGS = {
         "this model uses what the clips show",
     ),
 }
+# A probe that reliably raises the score: taking the clips' content away helped, which no
+# reading of what the model uses explains; the none run is the one to look at.
+GAIN_READING = (
+    "the probed run scored higher beyond noise: this model does not use what the probe takes "
+    "away, and its none run may be the one to check"
+)
 METRIC_WORDS = {
     "binary_accuracy": "binary",
     "hamming_accuracy": "hamming",
@@ -140,15 +146,20 @@ def compare_runs(
 def sentence(comparison: ProbeComparison, metric: str = SENTENCE_METRIC) -> str:
     """One plain sentence: what the probe costs in ``metric`` and what that suggests. A
     cost is none minus probed (for edit distance, where lower is better, probed minus
-    none), so a positive cost is a loss."""
+    none), so a positive cost is a loss; a negative one is worded as what the probe
+    gains, with its interval, so no line reads "costs -0.09"."""
     c = comparison.change(metric)
     sign = 1 if metric == "edit_distance" else -1
     cost = sign * c.delta + 0.0  # + 0.0: no "-0.00" for a change of nothing
     lo, hi = sorted((sign * c.lo + 0.0, sign * c.hi + 0.0))
-    within_noise = lo <= 0
-    reading = READINGS[comparison.probe][0 if within_noise else 1]
+    reading = READINGS[comparison.probe][0 if lo <= 0 else 1]
+    verb = "costs"
+    if round(cost, 2) < 0:  # the probed run scored better: said as a gain, never "costs -0.09"
+        verb, cost, lo, hi = "gains", -cost, -hi + 0.0, -lo + 0.0
+        if lo > 0:
+            reading = GAIN_READING
     return (
-        f"{comparison.model} ({comparison.config}): {comparison.probe} costs {cost:.2f} "
+        f"{comparison.model} ({comparison.config}): {comparison.probe} {verb} {cost:.2f} "
         f"{METRIC_WORDS[metric]} (interval {lo:.2f} to {hi:.2f}): {reading}"
     )
 

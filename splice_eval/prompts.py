@@ -317,7 +317,7 @@ def to_chat_messages(
     * ``clips_as="images"``: one ``{"type": "image_url", "image_url": {"url":
       "data:image/jpeg;base64,..."}}`` item per sampled frame (``image_format="png"`` for
       lossless), encoded with PyAV. ``frames`` is either `sample_frames` keyword arguments
-      (default ``{"fps": 1.0, "max_side": 448}``) or one precomputed `Frames` per clip.
+      (default ``{"fps": 1.0, "long_side": 448}``) or one precomputed `Frames` per clip.
 
     The text config has no clips: its content is the single text item.
     """
@@ -327,7 +327,7 @@ def to_chat_messages(
     if prompt.config != "text":
         if clips_as == "images":
             if frames is None or isinstance(frames, Mapping):
-                kwargs = dict(frames or {"fps": 1.0, "max_side": schema.PAPER_MAX_SIDE})
+                kwargs = dict(frames or {"fps": 1.0, "long_side": schema.PAPER_LONG_SIDE})
                 per_clip = [sample_frames(c.clip, **kwargs) for c in prompt.clips]
             else:
                 per_clip = list(frames)

@@ -56,36 +56,46 @@ log = logging.getLogger("splice.run")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
-def parse_frames(text: str) -> FrameSpec:
-    """``fps=1,max_side=448`` or ``num_frames=16[,max_side=448]`` -> FrameSpec."""
+def _frames_items(text: str) -> dict[str, str]:
+    """``--frames``' ``name=value`` items, each name one it knows."""
     values: dict[str, str] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
         name, sep, value = part.partition("=")
-        if not sep or name.strip() not in ("fps", "num_frames", "max_side"):
+        if name.strip() == "max_side":
             raise argparse.ArgumentTypeError(
-                f"--frames: bad item {part!r}; expected fps=F, num_frames=N and/or max_side=S"
+                "--frames: max_side is now long_side (the cap on a frame's longer side)"
+            )
+        if not sep or name.strip() not in ("fps", "num_frames", "long_side"):
+            raise argparse.ArgumentTypeError(
+                f"--frames: bad item {part!r}; expected fps=F, num_frames=N and/or long_side=S"
             )
         values[name.strip()] = value.strip()
+    return values
+
+
+def parse_frames(text: str) -> FrameSpec:
+    """``fps=1,long_side=448`` or ``num_frames=16[,long_side=448]`` -> FrameSpec."""
+    values = _frames_items(text)
     if "fps" in values and "num_frames" in values:
         raise argparse.ArgumentTypeError("--frames: give fps= or num_frames=, not both")
     try:
         fps = float(values["fps"]) if "fps" in values else None
         num_frames = int(values["num_frames"]) if "num_frames" in values else None
-        max_side = int(values["max_side"]) if "max_side" in values else schema.PAPER_MAX_SIDE
+        long_side = int(values["long_side"]) if "long_side" in values else schema.PAPER_LONG_SIDE
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"--frames {text!r}: {exc}") from None
     if fps is not None and not fps > 0:
         raise argparse.ArgumentTypeError(f"--frames: fps must be > 0, got {fps}")
     if num_frames is not None and num_frames < 1:
         raise argparse.ArgumentTypeError(f"--frames: num_frames must be >= 1, got {num_frames}")
-    if max_side is not None and max_side < 16:
-        raise argparse.ArgumentTypeError(f"--frames: max_side must be >= 16, got {max_side}")
+    if long_side is not None and long_side < 16:
+        raise argparse.ArgumentTypeError(f"--frames: long_side must be >= 16, got {long_side}")
     if fps is None and num_frames is None:
         fps = 1.0
-    return FrameSpec(fps=fps, num_frames=num_frames, max_side=max_side)
+    return FrameSpec(fps=fps, num_frames=num_frames, long_side=long_side)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--frames",
         type=parse_frames,
         default=None,
-        help="frame sampling for --as images: fps=1,max_side=448 (default) or num_frames=16; "
+        help="frame sampling for --as images: fps=1,long_side=448 (default) or num_frames=16; "
         "with --backend transformers or vllm the model family's paper setting is the "
         "default (Qwen2-VL: fps=1; InternVL, LLaVA-OneVision: num_frames=16; 448 px)",
     )
@@ -156,16 +166,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-frame-cache", action="store_true", help="decode every clip afresh, keep nothing"
     )
     parser.add_argument("--out", required=True, type=Path, help="prediction file (JSONL)")
-    parser.add_argument("--concurrency", type=int_at_least(1), default=4, help="requests in flight")
+    parser.add_argument(
+        "--concurrency",
+        type=int_at_least(1),
+        default=4,
+        help="requests in flight (default %(default)s)",
+    )
     parser.add_argument(
         "--timeout",
         type=float_in(0, low_open=True),
         default=300.0,
         help="wall-clock seconds per attempt, whatever the server does (default 300)",
     )
-    parser.add_argument("--max-retries", type=int_at_least(0), default=5, help="retries per row")
     parser.add_argument(
-        "--backoff", type=float_in(0), default=1.0, help="first retry wait in seconds (doubles)"
+        "--max-retries",
+        type=int_at_least(0),
+        default=5,
+        help="retries per row (default %(default)s)",
+    )
+    parser.add_argument(
+        "--backoff",
+        type=float_in(0),
+        default=1.0,
+        help="first retry wait in seconds, doubled for each next (default %(default)s)",
     )
     parser.add_argument(
         "--max-answer-bytes",

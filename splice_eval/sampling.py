@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from splice_dataset import PAPER_MAX_SIDE
+from splice_dataset import PAPER_LONG_SIDE
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class FrameSpec:
     fps: float | None = 1.0
     num_frames: int | None = None
     # Explicit, so that a prediction file's metadata says what the frames were.
-    max_side: int | None = PAPER_MAX_SIDE
+    long_side: int | None = PAPER_LONG_SIDE
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``sample_frames``."""
@@ -39,8 +39,8 @@ class FrameSpec:
             out["num_frames"] = self.num_frames
         else:
             out["fps"] = self.fps
-        if self.max_side is not None:
-            out["max_side"] = self.max_side
+        if self.long_side is not None:
+            out["long_side"] = self.long_side
         return out
 
 
@@ -57,7 +57,7 @@ def sample_frames(
     *,
     fps: float | None = None,
     num_frames: int | None = None,
-    max_side: int | None = PAPER_MAX_SIDE,
+    long_side: int | None = PAPER_LONG_SIDE,
 ) -> Frames:
     """Frames of one clip in the paper's two settings (Appendix A.2), decoded with PyAV.
 
@@ -70,7 +70,7 @@ def sample_frames(
     * ``num_frames=T`` (16 for InternVL2.5 / LLaVA-OneVision): the centres of T equal bins,
       t_i = (i + 1/2) * D / T; always T frames (short clips repeat frames).
 
-    ``max_side`` caps the LONGER side (the paper: "the highest image resolution was set to
+    ``long_side`` caps the LONGER side (the paper: "the highest image resolution was set to
     448 pixels, while the other dimension was automatically adjusted based on the aspect
     ratio"); the other side keeps the aspect ratio (rounded), and frames are never
     upscaled. ``None`` keeps the stored size. (The build caps the SHORT side at 448, so
@@ -94,13 +94,13 @@ def sample_frames(
         if not (isinstance(fps, int | float) and math.isfinite(fps) and fps > 0):
             raise ValueError(f"sample_frames: fps must be a positive number, got {fps!r}")
         rule = ("fps", Fraction(fps).limit_denominator(1_000_000))
-    if max_side is not None and max_side < 1:
-        raise ValueError(f"sample_frames: max_side must be positive or None, got {max_side}")
+    if long_side is not None and long_side < 1:
+        raise ValueError(f"sample_frames: long_side must be positive or None, got {long_side}")
 
     source, name = _clip_source(clip)
     if source is None:  # a torchcodec decoder with no PyAV-readable source
-        return _sample_with_decoder(clip, rule, max_side)
-    return _sample_with_pyav(source, name, rule, max_side)
+        return _sample_with_decoder(clip, rule, long_side)
+    return _sample_with_pyav(source, name, rule, long_side)
 
 
 def _targets(rule: tuple[str, Fraction], duration: Fraction) -> list[Fraction]:
@@ -112,13 +112,13 @@ def _targets(rule: tuple[str, Fraction], duration: Fraction) -> list[Fraction]:
     return [k / value for k in range(count)]
 
 
-def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
-    """The size frames are given at: the longer side capped at ``max_side``, the aspect
+def scaled_size(width: int, height: int, long_side: int | None) -> tuple[int, int]:
+    """The size frames are given at: the longer side capped at ``long_side``, the aspect
     ratio kept (rounded), never upscaled; ``None`` keeps the stored size."""
     longest = max(width, height)
-    if max_side is None or longest <= max_side:
+    if long_side is None or longest <= long_side:
         return width, height
-    scale = max_side / longest
+    scale = long_side / longest
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
@@ -176,7 +176,7 @@ def _decoder_source(decoder: Any) -> tuple[Any, str]:
 
 
 def _sample_with_pyav(
-    source: Any, name: str, rule: tuple[str, Fraction], max_side: int | None
+    source: Any, name: str, rule: tuple[str, Fraction], long_side: int | None
 ) -> Frames:
     import av
 
@@ -195,7 +195,7 @@ def _sample_with_pyav(
         first, chosen = _chosen_pts(stream, packets, rule)
         decoded = decode_wanted(stream, packets, sorted(set(chosen)), name).frames
         width, height = scaled_size(
-            stream.codec_context.width, stream.codec_context.height, max_side
+            stream.codec_context.width, stream.codec_context.height, long_side
         )
         rgb = _to_rgb(decoded, width, height)
     except av.error.FFmpegError as exc:
@@ -344,7 +344,7 @@ class _Feed:
         return False
 
 
-def _sample_with_decoder(decoder: Any, rule: tuple[str, Fraction], max_side: int | None) -> Frames:
+def _sample_with_decoder(decoder: Any, rule: tuple[str, Fraction], long_side: int | None) -> Frames:
     """torchcodec path (no PyAV-readable source): ask the decoder for frames played at the
     same target times; duck-typed so torchcodec is never imported here."""
     import av
@@ -361,7 +361,7 @@ def _sample_with_decoder(decoder: Any, rule: tuple[str, Fraction], max_side: int
         data = data.transpose(0, 2, 3, 1)
     data = np.ascontiguousarray(data, dtype=np.uint8)
     height, width = data.shape[1:3]
-    w, h = scaled_size(width, height, max_side)
+    w, h = scaled_size(width, height, long_side)
     if (w, h) != (width, height):
         scaled = _to_rgb(
             {i: av.VideoFrame.from_ndarray(f, format="rgb24") for i, f in enumerate(data)}, w, h

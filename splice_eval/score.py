@@ -213,24 +213,60 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
     return "\n\n".join(parts)
 
 
+GROUP_COLUMNS = (sd.DOMAIN, sd.TASK, sd.NUM_CLIPS)
+
+
+class GroupsThenFiles(argparse.Action):
+    """``--groups`` takes column names up to the first word that is not one; that word and
+    the rest are prediction files. ``score --groups domain qwen.jsonl`` then groups by
+    domain and scores qwen.jsonl, where argparse alone would read the file as a column and
+    refuse it. A word that is neither a column nor a file is refused, naming both."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        groups, files = list(getattr(namespace, self.dest) or []), []
+        for value in values:
+            if value in GROUP_COLUMNS and not files:
+                groups.append(value)
+            elif Path(value).exists() or files:
+                files.append(Path(value))
+            else:
+                parser.error(
+                    f"{option_string}: {value!r} is neither a column "
+                    f"({', '.join(GROUP_COLUMNS)}) nor a prediction file"
+                )
+        setattr(namespace, self.dest, groups)
+        namespace.files_after_groups = [*getattr(namespace, "files_after_groups", []), *files]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", nargs="+", type=Path, help=PREDICTIONS_HELP)
+    parser.add_argument("predictions", nargs="*", type=Path, help=PREDICTIONS_HELP)
     parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument(
         "--groups",
         nargs="*",
         default=[],
-        choices=[sd.DOMAIN, sd.TASK, sd.NUM_CLIPS],
-        help="also break the scores down by these columns",
+        action=GroupsThenFiles,
+        metavar="COLUMN",
+        help=f"also break the scores down by these columns: {', '.join(GROUP_COLUMNS)} "
+        "(default: none, by number of clips only); prediction files may follow",
     )
+    parser.set_defaults(files_after_groups=[])
     parser.add_argument(
-        "--random-baseline", action="store_true", help="add the expected random scores"
+        "--random-baseline",
+        action="store_true",
+        help="add the expected random scores as a row (default: not shown)",
     )
     parser.add_argument(
         "--confidence-level",
         type=float_in(0, 1, low_open=True),
         default=None,
-        help="bootstrap intervals, e.g. 0.95",
+        help="add bootstrap intervals at this level, e.g. 0.95 (default: none, means only)",
     )
     parser.add_argument(
         "--bootstrap-iterations",
@@ -242,7 +278,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_allow_other_build(parser)
 
 
+def prediction_files(args: argparse.Namespace) -> list[Path]:
+    """The files given before ``--groups`` and after its columns; at least one."""
+    files = [*args.predictions, *args.files_after_groups]
+    if not files:
+        raise UserError("splice score: give at least one prediction file (JSONL or CSV)")
+    return files
+
+
 def run(args: argparse.Namespace) -> int:
+    files = prediction_files(args)
     try:
         data = data_source.local_build(args.data, ("text",))
         answers = read_answers(data)
@@ -254,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
                 check_builds(runs, args.data, data_build, allow_other=args.allow_other_build)
             )
 
-        every = read_runs(args.predictions, answers, check)
+        every = read_runs(files, answers, check)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [

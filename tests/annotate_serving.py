@@ -5,9 +5,11 @@ app served in this process on 127.0.0.1 (a thread: it ends with the test process
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import tempfile
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,3 +76,36 @@ def get(url: str) -> tuple[int, bytes]:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
+
+
+def handlers(opener: urllib.request.OpenerDirector, url: str) -> dict[str, int]:
+    """The page's event handlers by what triggers them: ``load``, or a button's elem_id."""
+    config = json.loads(opener.open(url + "/config", timeout=30).read())
+    elem = {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+    out = {}
+    for dep in config["dependencies"]:
+        for target, trigger in dep["targets"]:
+            out["load" if trigger == "load" else elem[target]] = dep["id"]
+    return out
+
+
+def run_event(
+    opener: urllib.request.OpenerDirector, url: str, fn: int, data: list, session: str
+) -> dict:
+    """One event through Gradio's queue, as the page sends it (the session named by the
+    hash the client chooses); the ``process_completed`` message it ends with."""
+    body = json.dumps({"data": data, "fn_index": fn, "session_hash": session}).encode()
+    join = urllib.request.Request(
+        url + "/gradio_api/queue/join", body, {"Content-Type": "application/json"}
+    )
+    event_id = json.loads(opener.open(join, timeout=30).read())["event_id"]
+    stream = url + "/gradio_api/queue/data?" + urllib.parse.urlencode({"session_hash": session})
+    with opener.open(stream, timeout=120) as response:
+        for line in response:
+            if line.startswith(b"data: "):
+                message = json.loads(line[6:])
+                if message.get("msg") == "process_completed" and (
+                    message.get("event_id") == event_id
+                ):
+                    return message
+    raise AssertionError(f"event {fn} of session {session} never completed")

@@ -336,7 +336,7 @@ def _check_parts(pkg: Path, key: dict[int, Assignment], demo_build: Path) -> Non
             else:
                 burned, plain = (
                     _decode(part),
-                    sampling.sample_frames(original, num_frames=1, max_side=None).frames,
+                    sampling.sample_frames(original, num_frames=1, long_side=None).frames,
                 )
                 h, w = plain.shape[1:3]
                 assert burned.shape[2] >= w and burned.shape[1] > h  # caption band below

@@ -7,6 +7,7 @@ from __future__ import annotations
 import configparser
 import csv
 import ctypes
+import json
 import multiprocessing
 import os
 import signal
@@ -29,7 +30,7 @@ from splice_eval.annotate_app.form import FormError, cell_from_form, form_from_c
 from splice_eval.annotate_app.package import read_package
 from splice_eval.annotate_app.space import write_space
 from splice_eval.annotate_app.store import AnswerStore
-from tests.annotate_serving import export_package, free_port, get, served
+from tests.annotate_serving import export_package, free_port, get, handlers, run_event, served
 from tests.test_missing_extras import assert_one_line, splice_without
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,6 +172,115 @@ def test_passwords_file_and_login(package, tmp_path):
             assert b"put the parts in order" in response.read()
 
 
+def _logged_in(url: str, user: str, password: str) -> urllib.request.OpenerDirector:
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    data = urllib.parse.urlencode({"username": user, "password": password}).encode()
+    with browser.open(url + "/login", data, timeout=30) as response:
+        assert response.status == 200
+    return browser
+
+
+def _status(opener: urllib.request.OpenerDirector, url: str) -> int:
+    try:
+        with opener.open(url, timeout=30) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_a_logged_in_annotator_fetches_only_their_own_clips_by_path(package, tmp_path):
+    """B1's captioned parts of a video A1 orders as video only would undo the modality
+    flip: with passwords a clip path is served only inside the user's own folder."""
+    root, key = package
+    clip = {name: next((root / name).rglob("random_part_1.mp4")) for name in ("A1", "B1")}
+    with served(root, tmp_path / "answers", {"A1": "kiwi", "B1": "pie"}) as url:
+        a1 = _logged_in(url, "A1", "kiwi")
+        b1 = _logged_in(url, "B1", "pie")
+        for prefix in ("/gradio_api/file=", "/gradio_api/file/"):
+            assert _status(a1, url + prefix + str(clip["A1"])) == 200  # one's own: served
+            assert _status(a1, url + prefix + str(clip["B1"])) == 403
+            assert _status(b1, url + prefix + str(clip["A1"])) == 403
+            assert _status(b1, url + prefix + str(clip["B1"])) == 200
+            relative = os.path.relpath(clip["B1"])  # the same file named from the cwd
+            assert _status(a1, url + prefix + relative) == 403
+        anonymous = urllib.request.build_opener()
+        assert _status(anonymous, url + "/gradio_api/file=" + str(clip["A1"])) in (401, 403)
+
+
+def test_a_session_hash_does_not_make_one_annotator_another(package, tmp_path):
+    """A1, logged in, sends B1's session hash with a submit: the handler acts for the
+    logged-in user only, so B1.csv is not written and B1's page is not sent back."""
+    root, _ = package
+    answers = tmp_path / "answers"
+    tasks = read_package(root).tasks
+    n_max = max(len(t.clips) for ts in tasks.values() for t in ts)
+
+    def form(annotator: str) -> list:  # a valid answer to the annotator's first folder
+        n = len(tasks[annotator][0].clips)
+        return [None, False, *range(1, n + 1), *[None] * (n_max - n)]  # state, unknown, positions
+
+    with served(root, answers, {"A1": "kiwi", "B1": "pie"}) as url:
+        a1, b1 = _logged_in(url, "A1", "kiwi"), _logged_in(url, "B1", "pie")
+        fn = handlers(b1, url)
+        opened = run_event(b1, url, fn["load"], [None], "b1-session")
+        assert opened["success"] and "**B1**: 0 of 3 answered" in json.dumps(opened["output"])
+        forged = run_event(a1, url, fn["submit"], form("B1"), "b1-session")
+        assert not forged["success"]
+        assert "not the logged-in annotator" in json.dumps(forged["output"])
+        assert "**B1**" not in json.dumps(forged["output"])
+        assert list(answers.glob("*.csv")) == []
+        # the same submit in A1's own session is saved, as A1's
+        assert run_event(a1, url, fn["load"], [None], "a1-session")["success"]
+        own = run_event(a1, url, fn["submit"], form("A1"), "a1-session")
+        assert own["success"] and "Saved folder" in json.dumps(own["output"])
+    assert sorted(p.name for p in answers.glob("*.csv")) == ["A1.csv"]
+
+
+def test_a_page_state_belongs_to_the_logged_in_user():
+    b1_page = View("B1", 0, "")
+    assert Session.belongs(b1_page, "B1")
+    assert not Session.belongs(b1_page, "A1")  # A1 sending B1's session hash
+    assert Session.belongs(View(None, 0, ""), "A1")  # nothing chosen yet: nothing to take
+    assert Session.belongs(b1_page, None)  # no passwords: anyone may be anyone
+
+
+def test_a_space_warns_without_storage_or_passwords(tmp_path):
+    storage = tmp_path / "data"
+    missing = app_cli.space_warnings(tmp_path / "answers", storage, passwords=False)
+    assert len(missing) == 2
+    assert "not in persistent storage" in missing[0] and "SPLICE_PASSWORDS" in missing[1]
+    storage.mkdir()
+    assert app_cli.space_warnings(storage / "answers", storage, passwords=True) == ()
+    outside = app_cli.space_warnings(tmp_path / "answers", storage, passwords=True)
+    assert len(outside) == 1 and "persistent storage" in outside[0]
+
+
+def test_serve_prints_its_address_once_the_page_answers(package, tmp_path):
+    """The first line comes at once; the address only when a GET of it is answered, so
+    whoever opens it at that moment gets the page."""
+    root, _ = package
+    port = free_port()
+    env = os.environ | {"GRADIO_TEMP_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "splice_build.cli", "annotate", "serve", str(root)]
+    server = subprocess.Popen(
+        [*argv, "--port", str(port), "--answers", str(tmp_path / "answers")],
+        env=env, preexec_fn=_die_with_parent, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        lines = [server.stdout.readline()]
+        assert lines[0].startswith("starting the page"), lines
+        while not lines[-1].startswith("serving") and lines[-1]:
+            lines.append(server.stdout.readline())
+        assert f"http://127.0.0.1:{port}/" in lines[-1], lines
+        status, page = get(f"http://127.0.0.1:{port}/config")  # no retry: it answers now
+        assert status == 200 and b"put the parts in order" in page
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+
+
 def test_other_hosts_are_warned_about():
     assert app_cli.host_warning("127.0.0.1", False) is None
     assert "anyone who can reach" in app_cli.host_warning("0.0.0.0", True)
@@ -237,9 +347,13 @@ def test_space_folder_starts_and_serves(package, tmp_path, demo_build):
                 time.sleep(0.5)
         assert status == 200, server.stdout.read1().decode() if server.poll() is not None else ""
         assert b"put the parts in order" in page
+        # no /data here and no SPLICE_PASSWORDS: both said on the page ...
+        assert b"not in persistent storage" in page and b"no SPLICE_PASSWORDS" in page
     finally:
         server.kill()
         server.wait(timeout=30)
+    log = server.stdout.read().decode()  # ... and in the Space's log
+    assert "WARNING: answers are saved in" in log and "WARNING: no SPLICE_PASSWORDS" in log
     answers_dir = space / "answers"
     assert not answers_dir.exists() or not any(answers_dir.iterdir())
 

@@ -239,8 +239,8 @@ def test_zero_video_build_fails_and_keeps_the_previous_output(
 @pytest.mark.parametrize(
     "option, value",
     [
-        ("--max-side", "0"),
-        ("--max-side", "15"),
+        ("--short-side", "0"),
+        ("--short-side", "15"),
         ("--fps", "0"),
         ("--fps", "-5"),
         ("--fps", "0.001"),
@@ -284,7 +284,7 @@ def _encode(path: Path, frames: int, size: tuple[int, int], rate: Fraction) -> P
 @pytest.mark.parametrize(
     "size, rate, frames, what",
     [
-        ((2, 2), Fraction(10), 20, "short side"),  # --max-side 0 before the fix
+        ((2, 2), Fraction(10), 20, "short side"),  # --short-side 0 before the fix
         ((64, 48), Fraction(1, 1000), 1, "frame rate"),  # --fps 0.001: 1 frame, 1000 s
     ],
 )

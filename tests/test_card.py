@@ -43,7 +43,7 @@ def _provenance(stand_in: bool = False) -> Provenance:
         annotations_file="COIN.json",
         annotations_sha256=SHA,
         seed=7,
-        cut_settings={"max_side": 448, "fps": None},
+        cut_settings={"short_side": 448, "fps": None},
         videos_in_annotations=9,
         videos_included=6,
         videos_skipped=3,
@@ -211,6 +211,17 @@ def test_card_body(built, tiny_videos):
         assert f"`{config}` {human}" in note.group(1)
         assert re.search(rf"^\| `{config}`.*\| `{shard_dir(config)}/`, {human} \|$", text, re.M)
     assert "keeps the clips once" in text
+
+
+def test_card_says_which_side_each_448_caps(built):
+    """Issue 30, wall 8: the clips' cap is on their short side (``short_side``); the
+    paper's 448 px (Appendix A.2) is the long side of the frames models see (``long_side``)."""
+    text = " ".join((built / "README.md").read_text().split())
+    assert "short_side=448" in text  # the cut settings, by their name
+    assert "their SHORTER side capped at the cut settings' `short_side`" in text
+    assert "The paper's 448 px (Appendix A.2" in text
+    assert "the LONGER side of the frames its models were given" in text
+    assert "long_side=448" in text and "max_side" not in text
 
 
 def test_card_template_is_reusable_and_deterministic(tmp_path, tiny_videos):

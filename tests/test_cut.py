@@ -76,11 +76,11 @@ REAL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "segments", "max_side"), REAL_CASES)
-def test_real_footage_is_cut_frame_exact(request, tmp_path, fixture, segments, max_side):
+@pytest.mark.parametrize(("fixture", "segments", "short_side"), REAL_CASES)
+def test_real_footage_is_cut_frame_exact(request, tmp_path, fixture, segments, short_side):
     src = request.getfixturevalue(fixture)
     frames = source_frames(src)
-    _, cut = _cut(src, tmp_path, segments, CutSettings(max_side=max_side))
+    _, cut = _cut(src, tmp_path, segments, CutSettings(short_side=short_side))
     assert len(cut.clips) == len(segments)
     fps = 25
     for clip, (start, end) in zip(cut.clips, segments, strict=True):
@@ -106,7 +106,7 @@ def test_real_footage_is_cut_frame_exact(request, tmp_path, fixture, segments, m
 def test_output_properties(bikes_mp4, city_mpg, tmp_path):
     _, cut = _cut(bikes_mp4, tmp_path, [(1.0, 3.0), (4.0, 6.0)])
     _, city = _cut(city_mpg, tmp_path, [(1.0, 3.0)], video_id="city")
-    _, small = _cut(bikes_mp4, tmp_path, [(1.0, 2.0)], CutSettings(max_side=136), "small")
+    _, small = _cut(bikes_mp4, tmp_path, [(1.0, 2.0)], CutSettings(short_side=136), "small")
     for clip, (w, h) in [
         (cut.clips[0], (640, 272)),  # short side 272 < 448: never upscaled
         (cut.clips[1], (640, 272)),
@@ -330,7 +330,7 @@ def test_truncated_tail_gives_skip_not_crash(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("size", "max_side", "sar", "expected"),
+    ("size", "short_side", "sar", "expected"),
     [
         ((640, 272), 448, None, (640, 272)),
         ((1920, 1080), 448, None, (796, 448)),
@@ -341,8 +341,8 @@ def test_truncated_tail_gives_skip_not_crash(tmp_path):
         ((720, 480), 448, Fraction(8, 9), (598, 448)),
     ],
 )
-def test_output_size(size, max_side, sar, expected):
-    width, height = output_size(*size, max_side, sar)
+def test_output_size(size, short_side, sar, expected):
+    width, height = output_size(*size, short_side, sar)
     assert (width, height) == expected
     assert width <= size[0] and height <= size[1]
 

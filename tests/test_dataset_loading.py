@@ -4,7 +4,10 @@ The folder is the session's demo build (read only)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -95,6 +98,53 @@ def test_load_rejects_a_file_and_unknown_configs(demo_build: Path) -> None:
         sd.load("video", source=demo_build / "README.md")
     with pytest.raises(ValueError, match="unknown SPLICE config"):
         sd.load("audio", source=demo_build)
+
+
+def test_an_unknown_config_is_refused_naming_every_accepted_one(tmp_path: Path) -> None:
+    """Issue 30, wall 11: the refusal listed the 3 order configs, though the 2 question
+    configs load too."""
+    with pytest.raises(ValueError, match="unknown SPLICE config 'video_txt'") as refused:
+        sd.load("video_txt", source=tmp_path)
+    accepted = str(refused.value).split("expected one of ")[1]
+    assert accepted.split(", ") == list(sd.WRITTEN_CONFIGS)
+    assert len(sd.WRITTEN_CONFIGS) == 5
+
+
+BARE_LOAD = """
+import datasets
+try:
+    ds = datasets.load_dataset("splice", "text", split="test")
+    print("rows", len(ds))
+except Exception as exc:
+    print("refused", type(exc).__name__)
+"""
+
+
+def _bare_load(cwd: Path, hf_home: Path) -> str:
+    """``load_dataset("splice", "text")`` offline in ``cwd`` with its own cache, as the
+    card says it behaves (on this venv's datasets: the floor's run checks 4.2.0)."""
+    env = os.environ | {"HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_DATASETS_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", BARE_LOAD], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_a_bare_name_is_a_folder_only_where_one_of_that_name_is(demo_build, tmp_path):
+    """Issue 30, wall 11: the card said a bare "splice" is a Hub id. It is the folder
+    ./splice when there is one; else a Hub id, which offline is answered from the cache
+    (even with another folder's rows of the same name), or refused."""
+    here, elsewhere, cache = tmp_path / "here", tmp_path / "elsewhere", tmp_path / "hf"
+    here.mkdir()
+    elsewhere.mkdir()
+    (here / "splice").symlink_to(demo_build, target_is_directory=True)
+    rows = len(list(sd.load("text", source=demo_build)))
+    assert _bare_load(elsewhere, tmp_path / "empty-cache") == "refused ConnectionError"
+    assert _bare_load(here, cache) == f"rows {rows}"  # the folder ./splice
+    assert _bare_load(elsewhere, cache) == f"rows {rows}"  # offline: the cached copy
 
 
 # --- the builder -----------------------------------------------------------------------

@@ -233,7 +233,7 @@ def test_network_down_for_every_attempt_exits_nonzero(tmp_path: Path, capsys) ->
         (["--url-template", "http://127.0.0.1:9/x"], "{video_id}"),
         (["--cookies", "no-such-cookies.txt"], "--cookies file not found"),
         (["--workers", "0"], "--workers"),
-        (["--layout", "coin", "--max-side", "8"], "--max-side"),
+        (["--layout", "coin", "--short-side", "8"], "--short-side"),
     ],
 )
 def test_usage_errors_are_one_line(tmp_path: Path, capsys, args, message) -> None:
@@ -263,7 +263,7 @@ def _fmt(fid, width, height, vcodec="avc1", acodec="none", size=None, ext="mp4")
     }
 
 
-def test_format_choice_smallest_at_or_above_max_side() -> None:
+def test_format_choice_smallest_at_or_above_short_side() -> None:
     youtube = [
         _fmt("sb0", 160, 90, vcodec="none", ext="mhtml"),
         _fmt("140", None, None, vcodec="none", acodec="mp4a"),

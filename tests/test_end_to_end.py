@@ -59,7 +59,7 @@ def _run(ds, config: str, seed: int = 0) -> tuple[list[str], list[list[int]], in
             assert sum(c["type"] == "video_url" for c in content) == n
             if index < 2:  # frames of every clip of the first rows, both paper settings
                 for item in prompt.clips:
-                    per_second = sampling.sample_frames(item.clip, fps=1.0, max_side=448)
+                    per_second = sampling.sample_frames(item.clip, fps=1.0, long_side=448)
                     uniform = sampling.sample_frames(item.clip, num_frames=16)
                     assert per_second.frames.dtype == np.uint8 and uniform.frames.shape[0] == 16
                     assert max(per_second.frames.shape[1:3]) <= 448

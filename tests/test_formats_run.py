@@ -121,7 +121,7 @@ def test_run_video_text_pairwise_shows_two_labelled_clips(demo_build, tmp_path):
 
     argv = ["--endpoint", "", "--model", "first", "--config", "video_text", "--data"]
     argv += [str(demo_build), "--format", "pairwise", "--limit", "6", "--out", str(out)]
-    argv += ["--frames", "num_frames=1,max_side=64", "--concurrency", "1"]  # asked in row order
+    argv += ["--frames", "num_frames=1,long_side=64", "--concurrency", "1"]  # asked in row order
     with FakeOpenAIServer(script) as server:
         argv[1] = server.url
         assert run_cli(argv) == 0

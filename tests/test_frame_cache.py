@@ -21,7 +21,7 @@ from splice_eval.predictions import read_predictions
 from splice_eval.sampling import sample_frames
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
 
-FRAMES = {"num_frames": 3, "max_side": 48}
+FRAMES = {"num_frames": 3, "long_side": 48}
 
 
 class Decodes:
@@ -63,7 +63,7 @@ def _images(server) -> list[list[str]]:
 def _run(demo_build, out, cache, probe="none", limit=4):
     with FakeOpenAIServer(_identity) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=3,max_side=48"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=3,long_side=48"]
         argv += ["--out", str(out), "--limit", str(limit), "--concurrency", "1", "--probe", probe]
         argv += ["--no-frame-cache"] if cache is None else ["--frame-cache", str(cache)]
         assert splice_main(argv) == 0

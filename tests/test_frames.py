@@ -69,7 +69,7 @@ def test_generated_clip_is_readable(clip60: Path) -> None:
 
 
 def test_num_frames_takes_frame_on_screen_at_bin_centres(clip60: Path) -> None:
-    got = sampling.sample_frames(clip60, num_frames=16, max_side=None)
+    got = sampling.sample_frames(clip60, num_frames=16, long_side=None)
     # D = 6.0 s, bin centre i = (i + 1/2) * 6 / 16 s, on screen: frame floor(centre * 10).
     expected = [math.floor((2 * i + 1) * 60 / 32) for i in range(16)]
     assert indices(got) == expected
@@ -90,7 +90,7 @@ def test_num_frames_takes_frame_on_screen_at_bin_centres(clip60: Path) -> None:
 def test_fps_takes_frame_on_screen_at_multiples_of_period(
     clip60: Path, fps: float, expected: list[int]
 ) -> None:
-    got = sampling.sample_frames(clip60, fps=fps, max_side=None)
+    got = sampling.sample_frames(clip60, fps=fps, long_side=None)
     assert indices(got) == expected
     np.testing.assert_allclose(got.times, np.array(expected) / 10)
 
@@ -107,14 +107,14 @@ def test_short_clip_repeats_frames_to_give_num_frames(tmp_path: Path) -> None:
     assert indices(sampling.sample_frames(clip, fps=1.0)) == [0]
 
 
-def test_max_side_caps_the_longer_side_and_never_upscales(tmp_path: Path, clip60: Path) -> None:
-    assert sampling.sample_frames(clip60, fps=1, max_side=80).frames.shape == (6, 48, 80, 3)
-    assert sampling.sample_frames(clip60, fps=1, max_side=448).frames.shape == (6, 96, 160, 3)
-    assert sampling.sample_frames(clip60, fps=1, max_side=160).frames.shape == (6, 96, 160, 3)
+def test_long_side_caps_the_longer_side_and_never_upscales(tmp_path: Path, clip60: Path) -> None:
+    assert sampling.sample_frames(clip60, fps=1, long_side=80).frames.shape == (6, 48, 80, 3)
+    assert sampling.sample_frames(clip60, fps=1, long_side=448).frames.shape == (6, 96, 160, 3)
+    assert sampling.sample_frames(clip60, fps=1, long_side=160).frames.shape == (6, 96, 160, 3)
     portrait = encode_index_clip(tmp_path / "portrait.mp4", 12, width=96, height=160)
-    assert sampling.sample_frames(portrait, fps=1, max_side=80).frames.shape == (2, 80, 48, 3)
+    assert sampling.sample_frames(portrait, fps=1, long_side=80).frames.shape == (2, 80, 48, 3)
     # Downscaled frames still show the right content.
-    assert indices(sampling.sample_frames(clip60, fps=1, max_side=80)) == [0, 10, 20, 30, 40, 50]
+    assert indices(sampling.sample_frames(clip60, fps=1, long_side=80)) == [0, 10, 20, 30, 40, 50]
 
 
 class _DecoderWithSource:
@@ -171,14 +171,14 @@ class _PlayedAtDecoder:
 
 def test_decoder_without_source_uses_played_at_with_the_same_targets(clip60: Path) -> None:
     decoder = _PlayedAtDecoder(clip60)
-    got = sampling.sample_frames(decoder, num_frames=16, max_side=80)
-    ref = sampling.sample_frames(clip60, num_frames=16, max_side=80)
+    got = sampling.sample_frames(decoder, num_frames=16, long_side=80)
+    ref = sampling.sample_frames(clip60, num_frames=16, long_side=80)
     assert indices(got) == indices(ref)
     assert got.frames.shape == ref.frames.shape
     np.testing.assert_allclose(got.times, ref.times)
 
 
-def _reference_pick(path: Path, targets_fn, max_side: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _reference_pick(path: Path, targets_fn, long_side: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Decode EVERY frame, then pick the one on screen at each target: independent of
     sample_frames' packet bookkeeping and keyframe skipping."""
     with av.open(str(path)) as c:
@@ -189,7 +189,7 @@ def _reference_pick(path: Path, targets_fn, max_side: int | None) -> tuple[np.nd
     frames.sort(key=lambda x: x[0])
     first = frames[0][0]
     duration = (frames[-1][0] + last_dur - first) * tb
-    w, h = sampling.scaled_size(frames[0][1].width, frames[0][1].height, max_side)
+    w, h = sampling.scaled_size(frames[0][1].width, frames[0][1].height, long_side)
     chosen = []
     for t in targets_fn(duration):
         on_screen = [f for f in frames if (f[0] - first) * tb <= t]
@@ -216,7 +216,7 @@ def test_real_footage_matches_full_decode(
             return [(2 * i + 1) * d / 32 for i in range(16)]
 
     ref_imgs, ref_times = _reference_pick(path, targets, 448)
-    got = sampling.sample_frames(path, max_side=448, **setting)
+    got = sampling.sample_frames(path, long_side=448, **setting)
     if "fps" in setting:
         assert got.times[0] == 0.0  # times count from the clip's first frame
     np.testing.assert_allclose(got.times, ref_times)

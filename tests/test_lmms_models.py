@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 RECORDER = REPO / "tests" / "lmms_record"
 TASK = "splice_video_text"
 LIMIT = 3  # the demo's first videos: 2, 4 and 5 clips, up to 22.5 s (1 and 2 fps differ)
-PAPER_LONG_SIDE = schema.PAPER_MAX_SIDE
+PAPER_LONG_SIDE = schema.PAPER_LONG_SIDE
 PAPER_FRAMES = 16
 # Qwen's processors cap pixels, not a side: 448 x 252 is the 448 px long side of a 16:9
 # clip (COIN's videos are YouTube's 16:9), rounded to Qwen's 28 px grid it stays so.

@@ -383,9 +383,9 @@ def test_the_work_key_is_the_cut_settings_tolerance_included_in_the_old_layout()
 
     entry = VideoEntry("vid", "task", "domain", 1, "training", 9.0, "u", (Step(1, "a", 0, 2),))
     source = [{"path": "vid.mp4", "bytes": 3, "mtime_ns": 5}]
-    settings = CutSettings(max_side=448)
+    settings = CutSettings(short_side=448)
     key = work_key(entry, settings, source)
-    assert work_key(entry, CutSettings(max_side=448), source) == key
+    assert work_key(entry, CutSettings(short_side=448), source) == key
     assert work_key(entry, replace(settings, tolerance=0.5), source) != key
     assert work_key(entry, replace(settings, crf=24), source) != key
     encoder = {"max_side": 448, "fps": None, "crf": 23, "preset": "veryfast", "audio": False}

@@ -56,6 +56,22 @@ def test_paired_interval_is_over_videos_and_sentence_names_a_real_loss():
     assert lo == pytest.approx(-ham.hi, abs=0.006) and hi == pytest.approx(-ham.lo, abs=0.006)
 
 
+def test_a_probe_that_scores_higher_is_said_to_gain():
+    """Issue 30, wall 10: blind scoring higher read "blind costs -0.09 hamming"."""
+    weak = {v: ([2, 1, 3, 4] if i % 3 == 0 else [1, 2, 3, 4]) for i, v in enumerate(TRUTH)}
+    cmp = probe_effects.compare(_run(dict(TRUTH), "blind"), _run(weak, "none"), TRUTH)
+    ham = cmp.change("hamming_accuracy")
+    assert ham.delta > 0 and ham.lo > 0  # the blind run is better, beyond noise
+    text = probe_effects.sentence(cmp)
+    assert "costs" not in text and "-" not in text.split(": ", 1)[1]
+    assert text.startswith(f"m (video): blind gains {ham.delta:.2f} hamming (interval ")
+    lo, hi = (float(x) for x in text.split("(interval ")[1].split(")")[0].split(" to "))
+    assert 0 < lo <= ham.delta <= hi
+    assert text.endswith(probe_effects.GAIN_READING)
+    edit = probe_effects.sentence(cmp, "edit_distance")  # lower is better: still a gain
+    assert edit.startswith("m (video): blind gains ") and " -" not in edit
+
+
 def test_paired_interval_of_a_constant_shift_has_no_spread():
     """Videos vary a lot, the difference does not: paired by video, the interval is tight
     (two runs' own intervals would each be about 0.08 wide here)."""
@@ -99,7 +115,7 @@ def _identity(request: Request) -> Reply:
 def _probe_run(demo_build, out, probe, script):
     with FakeOpenAIServer(script) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=2,max_side=32"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=2,long_side=32"]
         argv += ["--out", str(out), "--probe", probe]
         assert splice_main(argv) == 0
 

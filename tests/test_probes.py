@@ -106,7 +106,7 @@ def _run(demo_build, out, probe: str | None, extra=()) -> list[list[list[np.ndar
     build's row order) -> the images sent, per request and clip."""
     with FakeOpenAIServer(_identity) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=4,max_side=64"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=4,long_side=64"]
         argv += ["--out", str(out), "--limit", "3", "--concurrency", "1", *extra]
         if probe is not None:
             argv += ["--probe", probe]
@@ -139,7 +139,7 @@ def test_probe_metadata_and_default_none(baseline, demo_build, tmp_path):
     _run(demo_build, out, None)
     meta = read_metadata(out)
     assert meta["probe"] == "none" and meta["probe_seed"] == 0
-    assert meta["frames"] == {"num_frames": 4, "max_side": 64}
+    assert meta["frames"] == {"num_frames": 4, "long_side": 64}
     for plain, probed in _by_request(baseline, _run(demo_build, tmp_path / "n2.jsonl", "none")):
         assert all(_same(a, b) for a, b in zip(plain, probed, strict=True))
 
@@ -200,7 +200,7 @@ def test_rerun_with_another_probe_is_refused(demo_build, tmp_path, capsys):
     _run(demo_build, out, "reversed")
     with FakeOpenAIServer(_identity) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=4,max_side=64"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=4,long_side=64"]
         argv += ["--out", str(out), "--limit", "3", "--probe", "blind"]
         assert splice_main(argv) == 2
         assert server.requests == []
@@ -229,7 +229,7 @@ def test_a_file_from_before_probes_resumes_with_the_default_probe(demo_build, tm
     out.write_text("\n".join([json.dumps(meta), *lines[1:2]]) + "\n")  # one row answered
     with FakeOpenAIServer(_identity) as server:
         argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=4,max_side=64"]
+        argv += ["--data", str(demo_build), "--frames", "num_frames=4,long_side=64"]
         argv += ["--out", str(out), "--limit", "3", "--concurrency", "1"]
         assert splice_main(argv) == 0
         assert len(server.requests) == 2  # the answered row is kept

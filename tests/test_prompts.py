@@ -163,7 +163,7 @@ def test_chat_messages_with_videos(row: dict) -> None:
 @pytest.mark.parametrize(("image_format", "demuxer"), [("jpeg", "jpeg_pipe"), ("png", "png_pipe")])
 def test_chat_messages_with_frames_as_images(row: dict, image_format: str, demuxer: str) -> None:
     prompt = prompts.build_prompt(row, "video")
-    frames = [sampling.sample_frames(c, num_frames=2, max_side=64) for c in row[sd.CLIPS]]
+    frames = [sampling.sample_frames(c, num_frames=2, long_side=64) for c in row[sd.CLIPS]]
     [message] = prompts.to_chat_messages(
         prompt, clips_as="images", frames=frames, image_format=image_format
     )
@@ -181,7 +181,7 @@ def test_chat_messages_with_frames_as_images(row: dict, image_format: str, demux
 def test_images_default_to_one_fps_at_448(row: dict) -> None:
     prompt = prompts.build_prompt({**row, sd.CLIPS: row[sd.CLIPS][:1]}, "video")
     content = prompts.to_chat_messages(prompt, clips_as="images")[0]["content"]
-    expected = sampling.sample_frames(row[sd.CLIPS][0], fps=1.0, max_side=448)
+    expected = sampling.sample_frames(row[sd.CLIPS][0], fps=1.0, long_side=448)
     assert sum(c["type"] == "image_url" for c in content) == len(expected.frames)
 
 

@@ -91,12 +91,12 @@ def good(request: Request) -> Reply:
 
 
 def test_parse_frames_forms():
-    spec = parse_frames("fps=1,max_side=448")
-    assert spec.kwargs() == {"fps": 1.0, "max_side": 448}
+    spec = parse_frames("fps=1,long_side=448")
+    assert spec.kwargs() == {"fps": 1.0, "long_side": 448}
     # the paper's 448 px cap unless said otherwise, spelled out so that metadata records it
-    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16, "max_side": 448}
-    assert parse_frames("max_side=224").kwargs() == {"fps": 1.0, "max_side": 224}
-    assert FrameSpec().kwargs() == {"fps": 1.0, "max_side": 448}
+    assert parse_frames("num_frames=16").kwargs() == {"num_frames": 16, "long_side": 448}
+    assert parse_frames("long_side=224").kwargs() == {"fps": 1.0, "long_side": 224}
+    assert FrameSpec().kwargs() == {"fps": 1.0, "long_side": 448}
 
 
 @pytest.mark.parametrize(
@@ -295,6 +295,15 @@ def test_resume_refuses_another_runs_file(tmp_path):
         )
 
 
+def test_a_file_from_before_long_side_resumes_as_the_same_sampling():
+    """Files written when the sampler's cap was spelled max_side mean long_side (wall 8)."""
+    from splice_eval.predictions import metadata_conflict
+
+    old = {"frames": {"fps": 1.0, "max_side": 448}}
+    assert metadata_conflict(old, {"frames": {"fps": 1.0, "long_side": 448}}) is None
+    assert "frames" in metadata_conflict(old, {"frames": {"fps": 1.0, "long_side": 224}})
+
+
 def test_bad_row_is_a_row_error(tmp_path):
     def broken() -> list[dict]:
         raise ValueError("clip 2 of vidX is not a video")
@@ -446,7 +455,7 @@ def test_cli_images_sample_frames(demo_build, tmp_path, capsys):
     with FakeOpenAIServer(identity) as server:
         code = cli(
             ["--endpoint", server.url, "--model", "m", "--config", "video_text", "--data"]
-            + [str(demo_build), "--frames", "num_frames=2,max_side=64", "--out", str(out)]
+            + [str(demo_build), "--frames", "num_frames=2,long_side=64", "--out", str(out)]
             + ["--limit", "1"]
         )
         assert code == 0

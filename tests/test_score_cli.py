@@ -493,3 +493,17 @@ def test_lmms_samples_with_only_empty_answers_are_refused(
     (run,) = json.loads(report.read_text())["runs"]
     assert run["binary_accuracy"] == pytest.approx(1 / len(VIDEOS))
     assert run["invalid_rate"] == pytest.approx(1 - 1 / len(VIDEOS))
+
+
+def test_groups_then_the_file_scores_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``score --groups domain qwen.jsonl`` (issue 30, wall 9): the file is not a column."""
+    videos = {"v1": ("Dish", "T1", [1, 2]), "v2": ("Vehicle", "T2", [2, 1, 3])}
+    build = _build(tmp_path / "splice", videos)
+    preds = _write(tmp_path / "qwen.jsonl", "m", {v: info[2] for v, info in videos.items()})
+    assert main(["score", "--groups", "domain", str(preds), "--data", str(build)]) == 0
+    printed = capsys.readouterr().out
+    assert "qwen.jsonl:m/text by domain" in printed and "Vehicle" in printed
+    assert main(["score", "--groups", "domain", "--data", str(build)]) == 2
+    assert "give at least one prediction file" in capsys.readouterr().err

@@ -3,7 +3,7 @@ naming the file (and line) or the option, exit status 2, no traceback (unless --
 SPLICE_DEBUG=1), nothing on stdout. A UTF-8 byte order mark is accepted everywhere a user
 file is read.
 
-``splice build``'s own options (--max-side, --fps, --out, ...) are checked in
+``splice build``'s own options (--short-side, --fps, --out, ...) are checked in
 tests/test_build_safety.py; here are the files it reads and the other subcommands.
 """
 

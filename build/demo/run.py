@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
-from splice_build.demo import standin
 from splice_build.running.executors import add_workers_argument
 from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
-from splice_build.running.pipeline import BuildConfig, run_build
 from splice_build.running.report import REPORT_TXT, load_report
 from splice_build.stages import ingest
-from splice_eval import prompts
+
+# The pipeline, the renderer and the prompts (and `datasets`, which `splice_dataset` loads on
+# first use) are imported where they are used: they take seconds to import, and `splice demo` says
+# what it is doing before that (no phase silent for more than a few seconds).
 
 DEMO_ANNOTATIONS = "demo/coin_demo.json"
 # Inside the demo's work folder: the rendered sources, and the build's own work folder
@@ -39,11 +40,17 @@ def demo_annotations_path() -> Path:
     return Path(str(resources.files("splice_build").joinpath(DEMO_ANNOTATIONS)))
 
 
-def render_sources(annotations: Path, sources: Path) -> Path:
+def render_sources(annotations: Path, sources: Path, progress: bool = False) -> Path:
     """Render a stand-in source per entry (kept between runs: rendering is deterministic,
-    and `standin.render_source` renames a file into place only once it is complete)."""
+    and `standin.render_source` renames a file into place only once it is complete), with
+    a bar of videos when ``progress``."""
+    from tqdm.auto import tqdm
+
+    from splice_build.demo import standin
+
     sources.mkdir(parents=True, exist_ok=True)
-    for entry in ingest.load_annotations(annotations).entries:
+    entries = ingest.load_annotations(annotations).entries
+    for entry in tqdm(entries, unit="video", desc="stand-ins", disable=not progress):
         target = sources / f"{entry.video_id}.mp4"
         if not target.exists():
             standin.render_source(entry, target)
@@ -58,10 +65,12 @@ def build_demo(
     seed: int = 0,
 ) -> Path:
     """Build the demo dataset folder and return its path."""
+    from splice_build.running.pipeline import BuildConfig, run_build
+
     out_dir = Path(out_dir)
     work_dir = Path(work_dir) if work_dir else out_dir.with_name(out_dir.name + "-work")
     annotations = demo_annotations_path()
-    sources = render_sources(annotations, work_dir / SOURCES_DIR)
+    sources = render_sources(annotations, work_dir / SOURCES_DIR, progress)
     result = run_build(
         BuildConfig(
             annotations=annotations,
@@ -87,6 +96,7 @@ def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
     import evaluate
 
     import splice_metric
+    from splice_eval import prompts
 
     rng = random.Random(seed)
     predictions, references = [], []
@@ -115,6 +125,8 @@ METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", 
 
 def _walkthrough(row: dict[str, Any]) -> str:
     """What a user does next, shown on the first video: prompt, answer, parse, score."""
+    from splice_eval import prompts
+
     prompt = prompts.build_prompt(row, "video_text")
     lines = [
         f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
@@ -155,13 +167,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    entries = len(ingest.load_annotations(demo_annotations_path()).entries)
+    print(
+        f"splice demo: building {args.out}/ from {entries} real COIN annotation entries "
+        "on rendered stand-in videos (no COIN video can be downloaded here): render, cut, "
+        "validate, then load and score",
+        flush=True,
+    )
     out = build_demo(args.out, args.work, args.workers, progress=True, seed=args.seed)
     report = load_report(out)
     print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries.")
     print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
     print((out / REPORT_TXT).read_text("utf-8"))
     dataset = load_like_a_user(out)
-    print(f'Loaded with load_dataset("{out}", "video_text") (splice_dataset.load).')
+    # a relative folder as ./NAME: a bare name is a Hub id wherever no such folder is
+    shown = out if out.is_absolute() else f"./{out}"
+    print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
     print(_walkthrough(dataset[0]))
     scores = score_random_baseline(dataset, args.seed)
     print(

@@ -233,7 +233,7 @@ def check_options(config: BuildConfig) -> None:
     (the library call is checked like the command line, so the names are the options')."""
     cut = config.cut
     checks = (
-        ("--max-side", cut.max_side, cut.max_side >= MIN_SIDE,
+        ("--short-side", cut.short_side, cut.short_side >= MIN_SIDE,
          f"at least {MIN_SIDE} pixels (the clips' short side)"),
         ("--fps", cut.fps, cut.fps is None or MIN_FPS <= cut.fps < math.inf,
          f"at least {MIN_FPS:g} frame per second, so that every step (COIN's shortest "
@@ -398,9 +398,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_workers_argument(parser)
     parser.add_argument(
-        "--max-side",
+        "--short-side",
         type=int,
-        default=schema.PAPER_MAX_SIDE,
+        default=schema.CLIP_SHORT_SIDE,
         help="cap on the clips' short side in pixels, never upscaled (default %(default)s)",
     )
     parser.add_argument(
@@ -418,13 +418,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-shard-mb",
         type=int,
         default=write.MAX_SHARD_BYTES // 1_000_000,
-        help="cap on one Parquet shard (MB)",
+        help="cap on one Parquet shard (MB; default %(default)s)",
     )
     parser.add_argument(
         "--tolerance",
         type=float,
         default=COVERAGE_TOLERANCE,
-        help="seconds a source may fall short of the last segment's end",
+        help="seconds a source may fall short of the last segment's end (default %(default)s)",
     )
     parser.add_argument(
         "--no-validate", action="store_true", help="skip the final `splice validate`"
@@ -442,7 +442,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
         subset_size=args.subset_size,
         limit=args.limit,
         curation=args.curation,
-        cut=CutSettings(max_side=args.max_side, fps=args.fps, tolerance=args.tolerance),
+        cut=CutSettings(short_side=args.short_side, fps=args.fps, tolerance=args.tolerance),
         workers=args.workers,
         executor=args.executor,
         ray_address=args.ray_address,

@@ -79,11 +79,14 @@ def work_key(entry: VideoEntry, settings: CutSettings, source: dict | list[dict]
 
     The tolerance keeps its own place in the payload, beside the encoder's settings, as
     before it joined `CutSettings`: the same inputs give the same key, so existing work
-    folders are reused, not cut again."""
+    folders are reused, not cut again. For the same reason the short-side cap keeps the
+    name it had in keys before it was called `short_side` (``max_side``)."""
+    encoder = settings.encoding()
+    encoder["max_side"] = encoder.pop("short_side")
     payload = json.dumps(
         {
             "entry": to_jsonable(entry),
-            "settings": settings.encoding(),
+            "settings": encoder,
             "tolerance": settings.tolerance,
             "source": source,
             "cutter": CUTTER_VERSION,

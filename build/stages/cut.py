@@ -87,9 +87,9 @@ def clip_name(step_index: int) -> str:
 
 
 def output_size(
-    width: int, height: int, max_side: int, sample_aspect: Fraction | None = None
+    width: int, height: int, short_side: int, sample_aspect: Fraction | None = None
 ) -> tuple[int, int]:
-    """Even (width, height) with the short side capped at max_side and never upscaled.
+    """Even (width, height) with the short side capped at short_side and never upscaled.
 
     Non-square pixels are squared by shrinking one side, so no side grows either.
     """
@@ -101,7 +101,7 @@ def output_size(
             h = h / sample_aspect
         else:
             w = w * sample_aspect
-    scale = min(Fraction(1), Fraction(max_side) / min(w, h))
+    scale = min(Fraction(1), Fraction(short_side) / min(w, h))
     return _even(w * scale, width), _even(h * scale, height)
 
 
@@ -208,7 +208,7 @@ def _plan(reader: FrameReader, source, settings: CutSettings) -> _Plan:
     stream = reader.stream
     sar = stream.sample_aspect_ratio
     stored = output_size(
-        source.width, source.height, settings.max_side, Fraction(sar) if sar else None
+        source.width, source.height, settings.short_side, Fraction(sar) if sar else None
     )
     turns = source.rotation % 4
     return _Plan(

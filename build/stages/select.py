@@ -229,7 +229,9 @@ def select_annotations(
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `select_annotations`, the same for every command that selects."""
     ingest.add_annotations_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of shuffles and subset draw")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of shuffles and subset draw (default %(default)s)"
+    )
     parser.add_argument(
         "--limit", type=int, default=None, help="keep only the first N selected videos"
     )

@@ -4,7 +4,10 @@ part, "unknown", and the annotator's progress; every submit is saved at once.
 The page is built from the package alone (``package.read_package``) and an
 ``AnswerStore``; it never sees the answer key, so no response can hold a true position.
 Files are served only from the clip folders (``allowed_paths``), the key is blocked as
-well, and the event handlers are hidden from Gradio's API page.
+well, and the event handlers are hidden from Gradio's API page. With passwords the
+logged-in user is the annotator: every handler acts for ``request.username`` and refuses
+a page state (a session) that is someone else's, and a clip path is served only inside
+the user's own folder (``guard``).
 """
 
 import hmac
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .form import FormError, cell_from_form, form_from_cell
+from .guard import OwnFolderOnly
 from .layout import KEY_NAME
 from .package import Package, Task
 from .store import AnswerStore
@@ -65,6 +69,13 @@ class Session:
         index = self._next_open(view.annotator, view.index)
         return View(view.annotator, index, f"Saved folder {task.folder}.")
 
+    @staticmethod
+    def belongs(view: View, user: str | None) -> bool:
+        """Whether a page state may be acted on by the logged-in ``user`` (None: no login,
+        anyone may be anyone). A state is a session's, and a session is named by a hash the
+        client sends: with passwords, only the user's own page counts."""
+        return user is None or view.annotator in (None, user)
+
     def move(self, view: View, step: int) -> View:
         if view.annotator is None:
             return view
@@ -90,12 +101,17 @@ class Session:
         return max(after, 0) if after >= 0 else len(tasks) - 1
 
 
-def build_app(package: Package, store: AnswerStore, login: bool = False) -> Any:
-    """The Gradio Blocks of the page. With ``login`` the annotator is the logged-in user."""
+def build_app(
+    package: Package, store: AnswerStore, login: bool = False, warnings: tuple[str, ...] = ()
+) -> Any:
+    """The Gradio Blocks of the page. With ``login`` the annotator is the logged-in user;
+    ``warnings`` are shown above everything (what the organiser must fix)."""
     gr = _gradio()
     session = Session(package, store)
     n_max = package.max_parts
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        if warnings:
+            gr.Markdown("\n".join(f"**Warning:** {w}" for w in warnings), elem_id="warnings")
         gr.Markdown(f"## {TITLE}\n{HELP}")
         with gr.Row(visible=not login):
             who = gr.Dropdown(
@@ -105,19 +121,7 @@ def build_app(package: Package, store: AnswerStore, login: bool = False) -> Any:
         state = gr.State(View(None, 0, ""))
         progress = gr.Markdown(elem_id="progress")
         heading = gr.Markdown(elem_id="heading")
-        with gr.Row():
-            clips, positions = [], []
-            for k in range(1, n_max + 1):
-                with gr.Column(min_width=160):
-                    clips.append(gr.Video(label=f"part {k}", elem_id=f"clip-{k}", visible=False))
-                    positions.append(
-                        gr.Number(
-                            label=f"position of part {k}",
-                            precision=0,
-                            elem_id=f"position-{k}",
-                            visible=False,
-                        )
-                    )
+        clips, positions = _parts_row(gr, n_max)
         unknown = gr.Checkbox(label="unknown (the order cannot be told)", elem_id="unknown")
         with gr.Row():
             back = gr.Button("Previous", elem_id="previous")
@@ -132,17 +136,48 @@ def build_app(package: Package, store: AnswerStore, login: bool = False) -> Any:
         def on_start(name: str | None, request: gr.Request) -> list:
             return render(session.start(request.username if login else name))
 
-        def on_submit(view: View, unk: bool, *values: float | None) -> list:
-            return render(session.submit(view, list(values), bool(unk)))
+        def own(view: View, request: gr.Request) -> View:
+            """The page state, if it is the logged-in user's; else nothing is done or shown
+            (the error goes to the session named, never that session's page to the user)."""
+            if not session.belongs(view, request.username if login else None):
+                raise gr.Error("Not saved: this page is not the logged-in annotator's.")
+            return view
+
+        def on_submit(request: gr.Request, view: View, unk: bool, *values: float | None) -> list:
+            return render(session.submit(own(view, request), list(values), bool(unk)))
+
+        def on_back(request: gr.Request, view: View) -> list:
+            return render(session.move(own(view, request), -1))
+
+        def on_ahead(request: gr.Request, view: View) -> list:
+            return render(session.move(own(view, request), 1))
 
         hidden = {"api_visibility": "private", "queue": True}
         start.click(on_start, [who], outputs, **hidden)
         submit.click(on_submit, [state, unknown, *positions], outputs, **hidden)
-        back.click(lambda v: render(session.move(v, -1)), [state], outputs, **hidden)
-        ahead.click(lambda v: render(session.move(v, 1)), [state], outputs, **hidden)
+        back.click(on_back, [state], outputs, **hidden)
+        ahead.click(on_ahead, [state], outputs, **hidden)
         if login:
             demo.load(on_start, [who], outputs, **hidden)
     return demo
+
+
+def _parts_row(gr: Any, n_max: int) -> tuple[list, list]:
+    """A row of ``n_max`` (clip, position field) columns, hidden until a folder fills them."""
+    clips, positions = [], []
+    with gr.Row():
+        for k in range(1, n_max + 1):
+            with gr.Column(min_width=160):
+                clips.append(gr.Video(label=f"part {k}", elem_id=f"clip-{k}", visible=False))
+                positions.append(
+                    gr.Number(
+                        label=f"position of part {k}",
+                        precision=0,
+                        elem_id=f"position-{k}",
+                        visible=False,
+                    )
+                )
+    return clips, positions
 
 
 def _render(session: Session, view: View, n_max: int, gr: Any) -> list:
@@ -185,12 +220,20 @@ def launch(
     port: int | None = None,
     passwords: dict[str, str] | None = None,
     block: bool = True,
+    warnings: tuple[str, ...] = (),
 ) -> Any:
-    """Serve the page; files only from the clip folders, never the key or anything else."""
+    """Serve the page; files only from the clip folders, never the key or anything else;
+    with ``passwords``, a clip path only inside the logged-in annotator's folder."""
     gr = _gradio()
-    demo = build_app(package, store, login=bool(passwords))
+    demo = build_app(package, store, login=bool(passwords), warnings=warnings)
     auth: Callable[[str, str], bool] | None = None
+    app_kwargs: dict[str, Any] = {}
     if passwords:
+        from starlette.middleware import Middleware
+
+        folders = {name: package.folder_of(name) for name in package.tasks}
+        guard = Middleware(OwnFolderOnly, root=package.root, folders=folders)
+        app_kwargs["middleware"] = [guard]
 
         def auth(user: str, password: str) -> bool:
             return user in passwords and hmac.compare_digest(
@@ -211,6 +254,7 @@ def launch(
         quiet=True,
         footer_links=[],
         theme=_theme(gr),
+        app_kwargs=app_kwargs,
     )
     return demo
 

@@ -87,6 +87,26 @@ def host_warning(host: str, passwords: bool) -> str | None:
     return words + ("" if passwords else " and answer as any annotator (use --passwords)")
 
 
+def space_warnings(answers: Path, storage: Path, passwords: bool) -> tuple[str, ...]:
+    """What a Space's organiser must fix before annotators start, said in the Space's log
+    and on its page: answers outside persistent storage are wiped by every restart, and
+    without passwords anyone who can open the Space answers as anyone."""
+    out = []
+    if not (storage.is_dir() and answers.resolve().is_relative_to(storage.resolve())):
+        out.append(
+            f"answers are saved in {answers}, not in persistent storage ({storage}): the "
+            "Hub wipes this disk when the Space restarts, and the answers with it. Turn on "
+            "the Space's persistent storage before annotators start."
+        )
+    if not passwords:
+        out.append(
+            "no SPLICE_PASSWORDS secret: anyone who can open this Space (everyone, if it is "
+            "public) can answer under any annotator's name. Add the secret, one "
+            "'name:password' line per annotator."
+        )
+    return tuple(out)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from .app import launch
     from .package import read_package
@@ -101,12 +121,39 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"splice annotate serve: WARNING: {warning}", file=sys.stderr)
     store = AnswerStore(args.answers or args.package / "answers")
     total = sum(len(t) for t in package.tasks.values())
+    print(f"starting the page (Gradio) for {len(package.tasks)} annotators ...", flush=True)
+    demo = launch(package, store, args.host, args.port, passwords, block=False)
+    url = f"http://{args.host}:{args.port}/"
+    wait_until_answers(f"http://{_reachable(args.host)}:{args.port}/")
     print(
-        f"serving {total} folders for {len(package.tasks)} annotators at "
-        f"http://{args.host}:{args.port}/ ; answers in {store.folder}/ (Ctrl-C stops)"
+        f"serving {total} folders at {url} ; answers in {store.folder}/ (Ctrl-C stops)",
+        flush=True,
     )
-    launch(package, store, args.host, args.port, passwords, block=True)
+    demo.block_thread()
     return 0
+
+
+def _reachable(host: str) -> str:
+    """Where this machine reaches a server listening on ``host``."""
+    return LOCAL_HOST if host in ("0.0.0.0", "::", "") else host
+
+
+def wait_until_answers(url: str, attempts: int = 240) -> None:
+    """Return once ``url`` answers an HTTP GET (any status: a login page counts), so the
+    address is printed only when opening it shows the page."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    for _ in range(attempts):
+        try:
+            with urllib.request.urlopen(url, timeout=30):
+                return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.25)
+    raise UserError(f"the annotation page at {url} did not answer")
 
 
 def run_space(args: argparse.Namespace) -> int:

@@ -35,6 +35,10 @@ class Package:
         """The only folders the server may serve files from: the clips' own."""
         return sorted({c.parent for ts in self.tasks.values() for t in ts for c in t.clips})
 
+    def folder_of(self, annotator: str) -> Path:
+        """The annotator's own folder: the root itself for a one-annotator package."""
+        return self.root if (self.root / SHEET_NAME).is_file() else self.root / annotator
+
     @property
     def max_parts(self) -> int:
         return max(len(t.clips) for ts in self.tasks.values() for t in ts)

@@ -26,6 +26,7 @@ VENDORED = (
     "splice_eval.annotate_app",
     "splice_eval.annotate_app.layout",
     "splice_eval.annotate_app.form",
+    "splice_eval.annotate_app.guard",
     "splice_eval.annotate_app.package",
     "splice_eval.annotate_app.store",
     "splice_eval.annotate_app.app",
@@ -37,10 +38,11 @@ APP = '''\
 """The SPLICE annotation page as a Space (written by `splice annotate space`)."""
 
 import os
+import sys
 from pathlib import Path
 
 from splice_eval.annotate_app.app import launch
-from splice_eval.annotate_app.cli import parse_passwords
+from splice_eval.annotate_app.cli import parse_passwords, space_warnings
 from splice_eval.annotate_app.package import read_package
 from splice_eval.annotate_app.store import AnswerStore
 
@@ -52,12 +54,16 @@ answers = STORAGE / "answers" if STORAGE.is_dir() else HERE / "answers"
 store = AnswerStore(os.environ.get("SPLICE_ANSWERS", answers))
 secret = os.environ.get("SPLICE_PASSWORDS")
 passwords = parse_passwords(secret, "SPLICE_PASSWORDS", sorted(package.tasks)) if secret else None
+warnings = space_warnings(Path(store.folder), STORAGE, bool(passwords))
+for warning in warnings:  # the Space's log; the page shows them too
+    print(f"splice annotate space: WARNING: {{warning}}", file=sys.stderr, flush=True)
 launch(
     package,
     store,
     host=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
     port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
     passwords=passwords,
+    warnings=warnings,
 )
 '''
 
@@ -83,6 +89,10 @@ part its position, or mark the folder unknown. Every submit is saved to `<name>.
 it), in the sheet format `splice annotate ingest` reads:
 
     splice annotate ingest answers/*.csv --key key.json --out human/
+
+Without persistent storage (answers then go to a disk the Hub wipes when the Space
+restarts) or without the `SPLICE_PASSWORDS` secret (anyone who can open the Space answers
+under any name), the Space says so in its log and at the top of the page.
 
 {clips}
 

@@ -150,11 +150,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="flat: <id>.<ext>; coin: COIN's <recipe_type>/<id>.<ext> (default %(default)s)",
     )
     parser.add_argument(
-        "--max-side",
+        "--short-side",
         type=int,
-        default=_DEFAULTS.cut.max_side,
+        default=_DEFAULTS.cut.short_side,
         help="take the smallest format whose short side is at least this, else the best "
-        "below it (the build's --max-side; default %(default)s)",
+        "below it (the build's --short-side; default %(default)s)",
     )
     parser.add_argument("--audio", action="store_true", help="keep the sound (default: video only)")
     parser.add_argument(
@@ -180,7 +180,7 @@ def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
     return DownloadSettings(
         out=args.out,
         layout=args.layout,
-        cut=CutSettings(max_side=args.max_side, audio=args.audio),
+        cut=CutSettings(short_side=args.short_side, audio=args.audio),
         url_template=args.url_template,
         cookies=args.cookies,
         rate_limit=args.rate_limit,

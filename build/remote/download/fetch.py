@@ -197,7 +197,7 @@ class Fetcher:
 
                 def selector(ctx: dict[str, Any]):
                     spec = choose_format(
-                        ctx["formats"], s.cut.max_side, s.cut.audio, merger.available
+                        ctx["formats"], s.cut.short_side, s.cut.audio, merger.available
                     )
                     if spec is None:
                         return iter(())

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def short_side(fmt: dict[str, Any]) -> int | None:
+def format_short_side(fmt: dict[str, Any]) -> int | None:
     width, height = fmt.get("width"), fmt.get("height")
     if width and height:
         return min(width, height)
@@ -19,10 +19,10 @@ def _size(fmt: dict[str, Any]) -> float:
 
 
 def choose_format(
-    formats: list[dict[str, Any]], max_side: int, audio: bool = False, can_merge: bool = False
+    formats: list[dict[str, Any]], short_side: int, audio: bool = False, can_merge: bool = False
 ) -> str | None:
     """A yt-dlp format spec for the cutter: the smallest format whose short side is at least
-    ``max_side`` (the clips' cap: a smaller one would be upscaled), else the best below it.
+    ``short_side`` (the clips' cap: a smaller one would be upscaled), else the best below it.
 
     Video only unless ``audio``; with audio, a format that carries sound, or the chosen
     video plus the best audio when ffmpeg can merge them. A format of unknown size (a
@@ -37,12 +37,12 @@ def choose_format(
         pool = video
     else:
         pool = [f for f in video if f.get("acodec") != "none"] or video
-    known = [f for f in pool if short_side(f)]
-    above = [f for f in known if short_side(f) >= max_side]
+    known = [f for f in pool if format_short_side(f)]
+    above = [f for f in known if format_short_side(f) >= short_side]
     if above:
-        chosen = min(above, key=lambda f: (short_side(f), _size(f)))
+        chosen = min(above, key=lambda f: (format_short_side(f), _size(f)))
     elif known:
-        chosen = max(known, key=lambda f: (short_side(f), -_size(f)))
+        chosen = max(known, key=lambda f: (format_short_side(f), -_size(f)))
     else:
         chosen = pool[-1]  # yt-dlp lists formats worst first
     spec = str(chosen["format_id"])

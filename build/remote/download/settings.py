@@ -15,9 +15,9 @@ from splice_build.remote.breaker import DEFAULT_MAX_FAILURES
 
 DEFAULT_URL_TEMPLATE = "https://www.youtube.com/watch?v={video_id}"
 LAYOUTS = ("flat", "coin")
-# The cutter's default cap on the short side (splice_dataset.PAPER_MAX_SIDE, not imported:
+# The cutter's default cap on the short side (splice_dataset.CLIP_SHORT_SIDE, not imported:
 # the schema module pulls in `datasets`, which a download never needs).
-DEFAULT_MAX_SIDE = 448
+DEFAULT_SHORT_SIDE = 448
 _PLACEHOLDERS = ("video_id", "recipe_type")
 
 
@@ -27,7 +27,7 @@ class DownloadSettings:
     layout: str = "flat"
     # The cut the sources are for: its cap on the short side picks the format, ``audio``
     # whether sound is fetched, its coverage tolerance how whole a download must probe.
-    cut: CutSettings = field(default_factory=lambda: CutSettings(max_side=DEFAULT_MAX_SIDE))
+    cut: CutSettings = field(default_factory=lambda: CutSettings(short_side=DEFAULT_SHORT_SIDE))
     url_template: str = DEFAULT_URL_TEMPLATE
     cookies: Path | None = None
     rate_limit: int | None = None  # bytes per second, per worker
@@ -45,7 +45,8 @@ class DownloadSettings:
         """The settings as the report shows them: whether cookies were used, never which."""
         skip = ("out", "cut", "cookies", "progress")
         data = {k: v for k, v in asdict(self).items() if k not in skip}
-        data.update(max_side=self.cut.max_side, audio=self.cut.audio, tolerance=self.cut.tolerance)
+        cut = self.cut
+        data.update(short_side=cut.short_side, audio=cut.audio, tolerance=cut.tolerance)
         data["cookies"] = self.cookies is not None
         data["url_template"] = download_report.public_template(self.url_template)
         return data
@@ -74,8 +75,8 @@ def check_settings(settings: DownloadSettings) -> None:
 
 
 def _check_numbers(settings: DownloadSettings) -> None:
-    if settings.cut.max_side < 16:
-        raise UserError(f"--max-side must be at least 16, got {settings.cut.max_side}")
+    if settings.cut.short_side < 16:
+        raise UserError(f"--short-side must be at least 16, got {settings.cut.short_side}")
     for name, least in (
         ("--workers", settings.workers),
         ("--max-connect-failures", settings.max_connect_failures),

@@ -353,7 +353,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     ingest.add_annotations_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the shuffles (default %(default)s)"
+    )
     parser.add_argument(
         "--revision", default=None, help="Hub revision (branch, tag or commit) to fetch"
     )
