@@ -22,6 +22,21 @@ SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
 # The lowest `datasets` setup.cfg allows, in its own venv (tests/test_floor.py runs the
 # loading tests there): the project and its other dependencies as pip resolves them.
+# VLMEvalKit (PyPI's ms-vlmeval) in its own venv (tests/test_vlmeval.py runs `splice vlmeval`
+# there on the demo build). Its import needs torchvision, and no torchvision on this machine
+# loads beside the CPU torch 2.13.0 (torchvision 0.28.0 is a CUDA build that needs
+# libtorch_cuda), so it takes the on-disk torch 2.14.1 + torchvision 0.29.1 pair. The
+# toolkit itself is installed without its ~70 declared dependencies (models, judges and
+# metrics SPLICE never calls): VLMEVAL_DEPS is what its import and a run of SPLICE need,
+# found by importing it until it imported, pinned as found.
+VLMEVAL_VENV ?= .venv-vlmeval
+VLMEVAL_STAMP := $(VLMEVAL_VENV)/.splice-vlmeval-installed
+VLMEVAL_DEPS := ms-vlmeval==0.0.20 tabulate==0.10.0 termcolor==3.3.0 validators==0.36.0 \
+  sty==1.0.6 pillow==13.0.0 openai==3.57.0 pydantic==2.14.4 pydantic_core==2.50.5 \
+  typing-inspection==0.4.5 annotated-types==0.8.0 sniffio==1.3.1 portalocker==4.4.2 \
+  timeout-decorator==0.5.0 Levenshtein==0.27.5 RapidFuzz==3.14.6 joblib==1.6.0 \
+  cloudpickle==3.1.3 decord==0.6.0 xlsxwriter==3.3.1 openpyxl==3.1.5 et_xmlfile==2.0.0
+
 FLOOR_VENV ?= .venv-floor
 FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
 DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
@@ -31,7 +46,7 @@ DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
 # browser here). Installed with apt when missing (CI runs as root); idempotent and quiet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv readme chromium
+.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv vlmeval-venv readme chromium
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,10 +66,10 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM)
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(VLMEVAL_STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -100,3 +115,14 @@ $(FLOOR_STAMP): setup.cfg pyproject.toml
 	touch $(FLOOR_STAMP)
 
 floor-venv: $(FLOOR_STAMP)
+
+$(VLMEVAL_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv --clear $(VLMEVAL_VENV)
+	$(VLMEVAL_VENV)/bin/pip install -q -U pip
+	$(VLMEVAL_VENV)/bin/pip install -q torch==2.14.1 torchvision==0.29.1
+	$(VLMEVAL_VENV)/bin/pip install -q --no-deps $(VLMEVAL_DEPS)
+	# The project itself: splice_eval.vlmeval is the dataset class the toolkit runs.
+	$(VLMEVAL_VENV)/bin/pip install -q -e . torch==2.14.1
+	touch $(VLMEVAL_STAMP)
+
+vlmeval-venv: $(VLMEVAL_STAMP)

@@ -201,7 +201,12 @@ def render(results: list[dict[str, Any]], groups: Sequence[str] = ()) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", nargs="+", type=Path, help="prediction files: JSONL or CSV")
+    parser.add_argument(
+        "predictions",
+        nargs="+",
+        type=Path,
+        help="prediction files: JSONL or CSV, or VLMEvalKit's .xlsx/.tsv/.json results",
+    )
     parser.add_argument("--data", required=True, type=Path, help="a SPLICE build folder")
     parser.add_argument(
         "--groups",

@@ -1,7 +1,8 @@
 """The Python of one of the side venvs that `make test` builds beside `.venv` (lmms-eval's,
-the metric Space's, the datasets floor's): each peer tool needs an environment the project's
-own cannot be. Under `make test` (its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails
-the test; elsewhere the test is skipped with the command that makes it."""
+VLMEvalKit's, the metric Space's, the datasets floor's): each peer tool needs an
+environment the project's own cannot be. Under `make test` (its ``SPLICE_REQUIRE_*=1``) a
+missing or broken venv fails the test; elsewhere the test is skipped with the command that
+makes it."""
 
 from __future__ import annotations
 
