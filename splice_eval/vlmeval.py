@@ -27,6 +27,7 @@ import argparse
 import functools
 import hashlib
 import json
+import numbers
 import os
 import sys
 import time
@@ -212,12 +213,14 @@ class _SpliceMixin:
         import pandas as pd
 
         config = self.variant.config
-        records = []
+        records, self.rows = [], []
         for index, row in enumerate(source_rows(self.source, config)):
             clips = [clip_file(c) for c in row[schema.CLIPS]] if config != "text" else []
             captions = row.get(schema.CAPTIONS)
             shown = {schema.VIDEO_ID: row[schema.VIDEO_ID], schema.CLIPS: clips}
-            shown[schema.CAPTIONS] = captions
+            shown[schema.CAPTIONS] = list(captions) if captions is not None else None
+            shown[schema.ANSWER] = list(row[schema.ANSWER]["order"])
+            self.rows.append(shown)  # what build_prompt and evaluate read, never the TSV
             records.append(
                 {
                     "index": index,
@@ -226,15 +229,15 @@ class _SpliceMixin:
                     "config": config,
                     "num_clips": row[schema.NUM_CLIPS],
                     "clip_files": json.dumps(clips),
-                    "captions": json.dumps(list(captions) if captions is not None else None),
-                    "answer": json.dumps(list(row[schema.ANSWER]["order"])),
+                    "captions": json.dumps(shown[schema.CAPTIONS] or []),
+                    "answer": json.dumps(shown[schema.ANSWER]),
                     "task": row[schema.TASK],
                     "domain": row[schema.DOMAIN],
                 }
             )
         if not records:
             raise UserError(f"{self.source}: no {config} rows")
-        self.video_ids = [r["video"] for r in records]
+        self.video_ids = [row[schema.VIDEO_ID] for row in self.rows]
         key = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         data_file = media_root() / key / f"{dataset}.tsv"
         data_file.parent.mkdir(parents=True, exist_ok=True)
@@ -244,14 +247,9 @@ class _SpliceMixin:
         return {"root": str(media_root() / "clips"), "data_file": str(data_file)}
 
     def build_prompt(self, line: Any, video_llm: bool = False) -> list[dict[str, str]]:
-        if isinstance(line, int):
-            line = self.data.iloc[line]
+        # the row as prepare_dataset read it (pandas would turn a TSV cell's text into numbers)
+        row = self.rows[int(line if isinstance(line, numbers.Integral) else line["index"])]
         config = self.variant.config
-        row = {
-            schema.VIDEO_ID: self.video_ids[int(line["index"])],
-            schema.CLIPS: json.loads(line["clip_files"]),
-            schema.CAPTIONS: json.loads(line["captions"]),
-        }
         if config != "text":
             self.clips_as.add("video" if video_llm else "images")
         return message(row, config, self.variant.frames, video_llm)
@@ -280,10 +278,7 @@ class _SpliceMixin:
             f"{stem}_splice.jsonl", rows, self.metadata(model)
         )
         answers = score.Answers(
-            references={
-                vid: json.loads(a)
-                for vid, a in sorted(zip(self.video_ids, self.data["answer"], strict=True))
-            },
+            references={r[schema.VIDEO_ID]: r[schema.ANSWER] for r in sorted_rows(self.rows)},
             columns={},  # splice score's groups; the metric splits by clip count itself
         )
         (run,) = score.read_runs([pred_file], answers)
@@ -312,6 +307,11 @@ class _SpliceMixin:
         if build_id:
             meta["build_id"] = build_id
         return meta
+
+
+def sorted_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows in video-id order, the order ``splice score`` reads a build's answers in."""
+    return sorted(rows, key=lambda row: row[schema.VIDEO_ID])
 
 
 SHOWN_METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
