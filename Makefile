@@ -35,7 +35,14 @@ VLMEVAL_DEPS := ms-vlmeval==0.0.20 tabulate==0.10.0 termcolor==3.3.0 validators=
   sty==1.0.6 pillow==13.0.0 openai==3.57.0 pydantic==2.14.4 pydantic_core==2.50.5 \
   typing-inspection==0.4.5 annotated-types==0.8.0 sniffio==1.3.1 portalocker==4.4.2 \
   timeout-decorator==0.5.0 Levenshtein==0.27.5 RapidFuzz==3.14.6 joblib==1.6.0 \
-  cloudpickle==3.1.3 decord==0.6.0 xlsxwriter==3.3.1 openpyxl==3.1.5 et_xmlfile==2.0.0
+  cloudpickle==3.1.3 decord==0.6.0 xlsxwriter==3.3.1 openpyxl==3.1.5 et_xmlfile==2.0.0 \
+  accelerate==1.15.0 psutil==7.2.2 antlr4-python3-runtime==4.11.1 imageio==2.38.2 \
+  jieba==0.42.1 json_repair==0.64.6 latex2sympy2_extended==1.11.0 math-verify==0.9.0 \
+  nltk==3.10.4 num2words==0.5.14 opencv-python-headless==5.0.0.93 pylatexenc==2.11 \
+  qwen-vl-utils==0.0.14 regex==2026.11.19 rouge==1.0.1 six==1.17.0 scikit-learn==1.9.1 \
+  scipy==1.17.1 threadpoolctl==3.8.0 narwhals==2.29.0 transformers==5.24.0 \
+  safetensors==0.8.0 tokenizers==0.23.3 typer==0.29.2 shellingham==1.5.4 rich==15.0.0 \
+  markdown-it-py==4.3.0 mdurl==0.1.2 Pygments==2.21.0
 
 FLOOR_VENV ?= .venv-floor
 FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed

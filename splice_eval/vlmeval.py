@@ -258,9 +258,10 @@ class _SpliceMixin:
         """The answers in ``eval_file`` as a prediction file of the project's format beside
         it (``<eval stem>_splice.jsonl``), scored by ``splice score``'s functions over every
         video; the scores also go to ``<eval stem>_splice_scores.json``."""
+        import pandas as pd
         from vlmeval.smp import load
 
-        table = load(eval_file)
+        table = pd.DataFrame(load(eval_file))  # a json result loads as a list of records
         stem = Path(eval_file).with_suffix("")
         model = stem.name.removesuffix("_" + self.dataset_name)
         config = self.variant.config
