@@ -28,7 +28,8 @@ SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 # libtorch_cuda), so it takes the on-disk torch 2.14.1 + torchvision 0.29.1 pair. The
 # toolkit itself is installed without its ~70 declared dependencies (models, judges and
 # metrics SPLICE never calls): VLMEVAL_DEPS is what its import and a run of SPLICE need,
-# found by importing it until it imported, pinned as found.
+# found by importing it until it imported, pinned as found. Measured here: 6.6 GB, built
+# in 2 min 20 s with a warm pip cache (11.5 min on a busy disk).
 VLMEVAL_VENV ?= .venv-vlmeval
 VLMEVAL_STAMP := $(VLMEVAL_VENV)/.splice-vlmeval-installed
 VLMEVAL_DEPS := ms-vlmeval==0.0.20 tabulate==0.10.0 termcolor==3.3.0 validators==0.36.0 \
