@@ -53,6 +53,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "splice_eval.lmms_folder",
         "print the folder of the lmms-eval task files (for lmms-eval's --include_path)",
     ),
+    "vlmeval": ("splice_eval.vlmeval", "run VLMEvalKit on SPLICE (its own options passed on)"),
 }
 
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             _parser(available).parse_args(argv)  # usage error (or --help, --version: exit 0)
             return USAGE_EXIT
         parser, runner = subcommand_parser(argv[0], available)
-        return int(runner(parser.parse_args(argv[1:])) or 0)
+        return int(runner(parse_command(parser, argv[1:])) or 0)
     except UserError as e:
         if debug:
             raise
@@ -149,6 +150,17 @@ def main(argv: list[str] | None = None) -> int:
 def one_line(message: str) -> str:
     """The dispatcher's promise: a user error is one line, whatever the message holds."""
     return "; ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """A subcommand's options. One that wraps another tool (``splice vlmeval``) says so with
+    a ``pass_through`` default: the options it does not know are that tool's, handed over in
+    ``args.pass_through``; any other subcommand refuses them."""
+    if parser.get_default("pass_through") is None:
+        return parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    args.pass_through = unknown
+    return args
 
 
 def subcommand_parser(

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_formats
-from splice_build.errors import UserError, read_text
+from splice_build.errors import UserError, read_text, require
 from splice_dataset import CONFIGS
 from splice_eval import probes
 
@@ -142,8 +142,10 @@ _SHOWN_FIRST = {"producer": 0, "model": 1, "config": 2, "endpoint": 3}
 
 
 def read_metadata(path: str | Path) -> dict[str, Any] | None:
-    """The file's metadata line, or None when it has none."""
+    """The file's metadata line, or None when it has none (VLMEvalKit's tables never do)."""
     path = Path(path)
+    if is_table(path):
+        return None
     return _metadata_in(read_text(path, "prediction file"), path)
 
 
@@ -189,18 +191,87 @@ def iter_predictions(path: str | Path) -> Iterator[Prediction]:
     the metadata's, else the file's stem; ``config`` to the metadata's, else "" for not
     stated). A ``.csv`` file has a header row with those column names (``prediction``,
     VLMEvalKit's answer column, stands for ``raw_output``; an ``order`` cell is a JSON
-    list or numbers separated by commas or spaces, empty for none). A JSONL line of
+    list or numbers separated by commas or spaces, empty for none). VLMEvalKit's result
+    files are read as tables too (``.xlsx``, ``.tsv``, or ``.json``: a list of records),
+    its ``video`` column standing for ``video_id`` (``index``, its row number, is kept as
+    an extra field); see ``table_rows``. A JSONL line of
     lmms-eval's ``--log_samples`` is read through the record our task logs under each
     metric's name. A file whose rows hold no order is read by ``scoring`` with the metric's
     ``parse_order``.
     """
     path = Path(path)
-    text = read_text(path, "prediction file")
-    metadata = _metadata_in(text, path) if path.suffix.lower() != ".csv" else None
+    suffix = path.suffix.lower()
+    if is_table(path):
+        metadata, rows = None, table_rows(path)
+    else:
+        text = read_text(path, "prediction file")
+        metadata = _metadata_in(text, path) if suffix != ".csv" else None
+        rows = _csv_rows(text, path) if suffix == ".csv" else _json_rows(text, path)
     defaults = {"model": path.stem, "config": "", **(metadata or {})}
-    rows = _csv_rows(text, path) if path.suffix.lower() == ".csv" else _json_rows(text, path)
     for lineno, data in rows:
         yield _prediction(data, f"{path}:{lineno}", defaults)
+
+
+# VLMEvalKit's result files (PRED_FORMAT: xlsx, the default, tsv or json): one row per
+# question, its columns the dataset's TSV plus ``prediction``.
+TABLE_SUFFIXES = (".xlsx", ".tsv", ".json")
+
+
+def is_table(path: Path) -> bool:
+    """Whether ``path`` is read by ``table_rows``: an .xlsx or .tsv file, or a .json file
+    holding a JSON list (a .json file of JSON Lines is read as this module's own format)."""
+    suffix = path.suffix.lower()
+    if suffix != ".json":
+        return suffix in TABLE_SUFFIXES
+    return read_text(path, "prediction file").lstrip().startswith("[")
+
+
+def table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a VLMEvalKit result file as prediction fields, numbered as the file shows
+    them (an xlsx or TSV row's line, a JSON record's position from 1)."""
+    if path.suffix.lower() == ".xlsx":
+        records = _xlsx_records(path)
+    elif path.suffix.lower() == ".tsv":
+        text = read_text(path, "prediction file")
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t")
+        records = [(reader.line_num, row) for row in reader]
+    else:
+        try:
+            data = json.loads(read_text(path, "prediction file"))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise UserError(f"{path}: expected a JSON list of records (VLMEvalKit's json)")
+        records = list(enumerate(data, 1))
+    for lineno, record in records:
+        row = {str(k).strip(): v for k, v in record.items() if k is not None}
+        if "video_id" not in row and "video" in row:
+            row["video_id"] = row.pop("video")
+        if row.get("video_id") is not None:
+            row["video_id"] = str(row["video_id"])
+        if "prediction" in row and row["prediction"] is not None:
+            row["prediction"] = str(row["prediction"])
+        if "prediction" in row and "video_id" not in row:
+            raise UserError(f"{path}:{lineno}: no video or video_id column")
+        yield lineno, row
+
+
+def _xlsx_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    openpyxl = require("openpyxl", "vlmeval", f"reading {path.name}")
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises zipfile, KeyError and its own errors alike
+        raise UserError(f"{path}: not a readable .xlsx file ({type(exc).__name__})") from None
+    sheet = book.worksheets[0]
+    lines = sheet.iter_rows(values_only=True)
+    header = next(lines, None) or ()
+    out = [
+        (number, dict(zip(header, values, strict=False)))
+        for number, values in enumerate(lines, 2)
+        if any(v is not None for v in values)
+    ]
+    book.close()
+    return out
 
 
 def _json_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

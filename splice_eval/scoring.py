@@ -231,8 +231,9 @@ def not_in_build(run: Run, references: Mapping[str, Any]) -> list[str]:
 LEFT_OUT_SHOWN = 3  # ids a "not in build" line names
 # The rule as ``--help`` says it (``splice score`` and ``splice report``' prediction files).
 PREDICTIONS_HELP = (
-    "prediction files: JSONL or CSV; rows for videos not in the build are left out of the "
-    "scores and counted as 'not in build' (a file with none in the build is refused)"
+    "prediction files: JSONL or CSV, or VLMEvalKit's .xlsx/.tsv/.json results; rows for "
+    "videos not in the build are left out of the scores and counted as 'not in build' (a "
+    "file with none in the build is refused)"
 )
 
 

@@ -1,8 +1,8 @@
 """The Python of one of the side venvs that `make test` builds beside `.venv` (lmms-eval's,
-the metric Space's, the datasets floor's, and torch + transformers' for the local model
-backend): each peer tool needs an environment the project's own cannot be. Under `make test`
-(its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails the test; elsewhere the test is
-skipped with the command that makes it."""
+the metric Space's, the datasets floor's, torch + transformers' for the local model backend,
+and VLMEvalKit's): each peer tool needs an environment the project's own cannot be. Under
+`make test` (its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails the test; elsewhere
+the test is skipped with the command that makes it."""
 
 from __future__ import annotations
 

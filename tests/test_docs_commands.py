@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.cli import SUBCOMMANDS, main, subcommand_parser
+from splice_build.cli import SUBCOMMANDS, main, parse_command, subcommand_parser
 from splice_build.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,7 +103,7 @@ def test_documented_command_parses(where, line, complete):
         if not complete:
             parser = fragment_parser(parser)
         try:
-            parser.parse_args(argv[1:])
+            parse_command(parser, argv[1:])  # as `splice` parses it
         except UserError as exc:
             pytest.fail(f"{where}: `splice {' '.join(argv)}` is refused: {exc}")
 

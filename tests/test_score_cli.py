@@ -507,3 +507,58 @@ def test_groups_then_the_file_scores_the_file(
     assert "qwen.jsonl:m/text by domain" in printed and "Vehicle" in printed
     assert main(["score", "--groups", "domain", "--data", str(build)]) == 2
     assert "give at least one prediction file" in capsys.readouterr().err
+
+
+def _vlmevalkit_result(path: Path, rows: list[dict]) -> Path:
+    """A result file as VLMEvalKit writes one (``dump``: pandas to xlsx, TSV or a JSON list
+    of records): its dataset's columns, ``video`` the id, plus ``prediction``."""
+    if path.suffix == ".xlsx":
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        book.active.append(list(rows[0]))
+        for row in rows:
+            book.active.append(list(row.values()))
+        book.save(path)
+    elif path.suffix == ".tsv":
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, list(rows[0]), delimiter="\t", quoting=csv.QUOTE_ALL)
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        path.write_text(json.dumps(rows, indent=4), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".tsv", ".json"])
+def test_vlmevalkit_result_files_score_as_their_answers(
+    suffix: str, build_dir: Path, tmp_path: Path
+) -> None:
+    """VLMEvalKit's result of a run (the default .xlsx, or PRED_FORMAT tsv / json) scores as
+    the same answers in the project's own format (issue 34: .xlsx was "not UTF-8")."""
+    rows = [
+        {"index": i, "video": v, "question": "A video has\nbeen split", "prediction": raw}
+        | {"config": "text", "answer": "[1, 2]"}
+        for i, (v, raw) in enumerate(RAW.items())
+    ]
+    got, _ = _scores(_vlmevalkit_result(tmp_path / f"m_SPLICE{suffix}", rows), build_dir, tmp_path)
+    want, _ = _scores(_write(tmp_path / "full.jsonl", "m", PARSED), build_dir, tmp_path)
+    _same_numbers(got, want)
+    assert got["orders_from_raw"] == {"rows": 4, "readable": 3}
+    assert got["config"] == "text" and got["model"] == "m_SPLICE"
+
+
+def test_a_vlmevalkit_result_without_video_names_the_column(
+    build_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"index": 0, "prediction": "<order>Video 1</order>"}]
+    path = _vlmevalkit_result(tmp_path / "m_SPLICE.json", rows)
+    assert main(["score", str(path), "--data", str(build_dir)]) == 2
+    assert "m_SPLICE.json:1: no video or video_id column" in capsys.readouterr().err
+
+
+def test_a_broken_xlsx_is_one_line(build_dir: Path, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "m_SPLICE.xlsx"
+    path.write_bytes(b"PK\x03\x04 not really a workbook")
+    assert main(["score", str(path), "--data", str(build_dir)]) == 2
+    assert "m_SPLICE.xlsx: not a readable .xlsx file" in capsys.readouterr().err
