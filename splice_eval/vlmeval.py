@@ -109,7 +109,7 @@ def build_id_of(source: str) -> str | None:
     """The build's identity from its card, when the source is a folder whose card has one."""
     if not Path(source).is_dir():
         return None
-    return getattr(schema.read_card(source), "build_id", None) or None
+    return schema.read_card(source).build_id or None
 
 
 def media_root() -> Path:
