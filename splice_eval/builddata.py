@@ -27,8 +27,8 @@ class NotABuild(UserError):
 
 def build_id(build: str | Path) -> str:
     """The build's identity as its card records it (``splice_build.build_id``, read by
-    ``splice_dataset.read_card``); "" for a Hub id (not read: no network here) or a card
-    without one (a build made before identities were recorded)."""
+    ``splice_dataset.read_card``); "" for a Hub id (`data_source.local_build` gives its card's
+    folder) or a card without one."""
     if not Path(build).is_dir():
         return ""
     return schema.read_card(build).build_id

@@ -42,7 +42,7 @@ from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENC
 from splice_eval import frame_cache, probes, prompts, question_scores, scoring
 from splice_eval.builddata import build_id
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
-from splice_eval.data_source import DATA_HELP, stream_source
+from splice_eval.data_source import DATA_HELP, local_build, stream_source
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.local import options as local_options
 from splice_eval.predictions import project_version
@@ -265,8 +265,8 @@ def run_metadata(
         "sampling": {"max_tokens": args.max_tokens, "temperature": args.temperature},
         "splice_version": project_version(),
         # the build asked (its card's identity): resuming on, or scoring against, another
-        # build is refused; None for a Hub id, whose card is not read here
-        "build_id": build_id(args.data) or None,
+        # build is refused; a Hub id's card alone is fetched (or taken from the Hub cache)
+        "build_id": build_id(local_build(args.data, ())) or None,
     }
 
 

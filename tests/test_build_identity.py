@@ -239,3 +239,30 @@ def test_an_unwritable_lmms_clip_cache_fails_no_doc(demo_build, tmp_path, monkey
         assert not any(Path(p).is_relative_to(cache) for p in doc[schema.CLIPS])
     said = [line for line in capsys.readouterr().err.splitlines() if "cannot be written" in line]
     assert len(said) == 1 and str(cache) in said[0]
+
+
+def test_a_hub_id_run_records_and_checks_the_cards_identity(
+    demo_build, reseeded, tmp_path, capsys, monkeypatch
+):
+    """``--data ORG/NAME`` (here from the Hub cache, offline): `splice run` reads the card
+    of the Hub's build for its identity like a folder's, and `score` checks it the same way."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    commit = "0" * 40
+    repo = cache / "datasets--org--splice"
+    shutil.copytree(demo_build, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "hub.jsonl"
+    rows = rows_of(demo_build, "text")
+    with FakeOpenAIServer(oracle(rows)) as server:
+        argv = ["run", "--endpoint", server.url, "--model", "oracle", "--config", "text"]
+        assert splice_main([*argv, "--data", "org/splice", "--out", str(out)]) == 0
+    assert read_metadata(out)["build_id"] == schema.read_card(demo_build).build_id
+    code, text, _ = score([str(out), "--data", "org/splice"], capsys)
+    assert code == 0 and "note:" not in text
+    code, _, err = score([str(out), "--data", str(reseeded)], capsys)
+    assert code == 2 and short(demo_build) in err and short(reseeded) in err
