@@ -52,13 +52,21 @@ def browser(tmp_path):
 
     def through(route):
         """Local requests are fetched here and handed on, so every body the browser gets
-        (event streams included) is recorded whole; anything else is refused."""
+        (event streams included) is recorded whole; anything else is refused. Gradio's
+        heartbeat is the one stream that never ends while the page is open (it repeats
+        ``data: ALIVE``): fetching it whole timed out after 30 s on a busy machine, the
+        server then dropped the session, and the page could not save. It goes through
+        unrecorded: its body is the server's fixed keepalive (gradio/routes.py), never
+        anything of the package."""
         url = route.request.url
         if urlparse(url).hostname != "127.0.0.1":
             outside.append(url)
             route.abort()
             return
-        response = route.fetch()
+        if "/gradio_api/heartbeat/" in urlparse(url).path:
+            route.continue_()
+            return
+        response = route.fetch(timeout=120_000)
         body = response.body()
         received.append((url, body))
         route.fulfill(response=response, body=body)
