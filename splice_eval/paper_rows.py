@@ -9,10 +9,8 @@ paper, not which model is better.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 
 from splice_build.errors import UserError
@@ -100,9 +98,9 @@ def paper_aliases(args: argparse.Namespace) -> dict[str, str]:
     return aliases
 
 
-def say_unmatched(report_json: Path, aliases: Aliases) -> None:
+def say_unmatched(report: dict, aliases: Aliases) -> None:
     """Print one line when a run of the written report matched no paper row."""
-    unmatched = unmatched_models(json.loads(report_json.read_text("utf-8")), aliases)
+    unmatched = unmatched_models(report, aliases)
     if unmatched:
         print(f"note: {unmatched_line(unmatched)}")
 

@@ -439,10 +439,9 @@ def write_report(
     aliases: paper_rows.Aliases = paper_rows.NO_ALIASES,
     allow_other_build: bool = False,
 ) -> Path:
-    """Score the files against the build (one made on another build refused unless
-    ``allow_other_build``: `scoring.check_builds`); write report.md, report.json and PNG
-    figures (with ``paper``, the paper's published rows beside the report's own;
-    ``aliases``: `paper_rows.parse_aliases`)."""
+    """Score the files against the build (another build's refused unless ``allow_other_build``:
+    `scoring.check_builds`); write report.md, report.json and PNG figures (``paper``: the
+    paper's rows beside the report's own, runs named by ``aliases``)."""
     out = Path(out)
     meta = read_meta(build)
     card = schema.read_card(build)
@@ -492,9 +491,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
         raise UserError(str(exc)) from exc
     print(f"wrote {path}")
-    if args.paper:
-        paper_rows.say_unmatched(path.parent / "report.json", aliases)
     report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
+    if args.paper:
+        paper_rows.say_unmatched(report, aliases)
     stand_in = f"{args.data} is a stand-in build (rendered videos, not COIN's)"
     for note in [*report["build_notes"], *([stand_in] if report["stand_in"] else [])]:
         print(f"note: {note}")

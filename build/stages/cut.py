@@ -294,11 +294,10 @@ def _cut_step(
     settings: CutSettings,
     probed: ProbedVideo,
 ) -> Clip:
-    # The step's bounds stay exact (fractions of a tick): frames are compared with them as
-    # integer pts would be, and the output slots, which fall between ticks when the clip rate
-    # is not a whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks), start less
-    # than a slot after the start and end before the end: the clip lasts its step within one
-    # slot, as clipcheck requires, however the ticks round.
+    # The step's bounds stay exact (fractions of a tick): output slots fall between ticks when
+    # the clip rate is not a whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks),
+    # so they start less than a slot after the start and end before the end: the clip lasts
+    # its step within one slot, as clipcheck requires, however the ticks round.
     start = plan.origin + exact_seconds(step.start) / plan.time_base
     end = plan.origin + exact_seconds(step.end) / plan.time_base
     path = out_dir / clip_name(index)
