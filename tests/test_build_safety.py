@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import splice_dataset as schema
 from splice_build.cli import main
 from splice_build.errors import UserError
 from splice_build.running.pipeline import run_build
@@ -134,37 +135,38 @@ def test_out_that_is_not_a_splice_build_is_refused(
 def test_normal_layout_builds_and_leaves_user_files_alone(
     tmp_path, sources, demo_ids, capsys, monkeypatch
 ) -> None:
-    """`--out splice` beside COIN.json and videos/ is the README's case; a folder named like
-    the old staging folder is the user's and survives."""
+    """The default `--out` (`splice-data`) beside COIN.json and videos/ is the README's case; a
+    folder named like the old staging folder is the user's and survives."""
     project = _project(tmp_path, sources, demo_ids[:2])
     monkeypatch.chdir(project)
-    (project / "splice.incomplete").mkdir()
-    (project / "splice.incomplete" / "mine.txt").write_text("mine", "utf-8")
+    (project / "splice-data.incomplete").mkdir()
+    (project / "splice-data.incomplete" / "mine.txt").write_text("mine", "utf-8")
     before = _everything(project)
     code, err = _splice(capsys, "--annotations", "COIN.json", "--videos", "videos")
     assert code == 0, err
     after = _everything(project)
     assert {k: v for k, v in after.items() if k in before} == before
     new = {k.split("/")[0] for k in after if k not in before}
-    assert new == {"splice", "splice-work"}
+    assert new == {schema.DEFAULT_BUILD_DIR, f"{schema.DEFAULT_BUILD_DIR}-work"}
     # What a killed build left beside the output goes; a user's folder of that name stays.
-    dead = project / ".splice.incomplete-dead"
+    dead = project / ".splice-data.incomplete-dead"
     (dead / "data").mkdir(parents=True)
     (dead / "data" / "test-00000-of-00001.parquet").write_bytes(b"PAR1")
-    (project / ".splice.incomplete-mine").mkdir()
-    (project / ".splice.incomplete-mine" / "notes.txt").write_text("mine", "utf-8")
+    (project / ".splice-data.incomplete-mine").mkdir()
+    (project / ".splice-data.incomplete-mine" / "notes.txt").write_text("mine", "utf-8")
     before = _everything(project)
     code, err = _splice(capsys, "--annotations", "COIN.json", "--videos", "videos", "--seed", "1")
     assert code == 0, err  # a previous build is replaced
     after = _everything(project)
-    assert {k: v for k, v in after.items() if not k.startswith(("splice/", ".splice.inc"))} == {
-        k: v for k, v in before.items() if not k.startswith(("splice/", ".splice.inc"))
+    ours = ("splice-data/", ".splice-data.inc")
+    assert {k: v for k, v in after.items() if not k.startswith(ours)} == {
+        k: v for k, v in before.items() if not k.startswith(ours)
     }
     assert not dead.exists()
-    assert (project / ".splice.incomplete-mine" / "notes.txt").read_text("utf-8") == "mine"
+    assert (project / ".splice-data.incomplete-mine" / "notes.txt").read_text("utf-8") == "mine"
     assert sorted(p.name for p in project.iterdir()) == [
-        ".splice.incomplete-mine", "COIN.json", "splice", "splice-work", "splice.incomplete",
-        "thesis.txt", "videos",
+        ".splice-data.incomplete-mine", "COIN.json", "splice-data", "splice-data-work",
+        "splice-data.incomplete", "thesis.txt", "videos",
     ]  # fmt: skip
 
 

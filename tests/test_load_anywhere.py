@@ -62,7 +62,19 @@ def snippet_result(section: str, build: Path, cwd: Path) -> dict:
 
 
 def test_score_snippet_outside_the_repository(demo_build: Path, tmp_path: Path) -> None:
-    result = snippet_result("Score", demo_build, tmp_path)
+    """The card's Score snippet names the published dataset and metric by Hub id (a Hub
+    visitor has no SPLICE code); offline they are what those ids resolve to: a build's
+    folder and the installed metric's."""
+    import splice_metric
+
+    code = readme_python("Score")
+    for hub_id in ('"ORG/splice_metric"', '"ORG/splice"'):
+        assert hub_id in code, f"the Score snippet names no {hub_id}"
+    code = code.replace('"ORG/splice_metric"', repr(str(splice_metric.path())))
+    code = code.replace('"ORG/splice"', repr(str(demo_build)))
+    done = run_outside(code + "\nimport json; print('RESULT', json.dumps(result))\n", tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.split("RESULT ", 1)[1])
     assert result["count"] == 1 and result["invalid_rate"] == 0.0
 
 
