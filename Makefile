@@ -138,7 +138,7 @@ bench: $(STAMP)
 clean:
 	rm -rf splice-data splice-data-work .pytest_cache .setuptools-build dist
 
-# README.md is rendered (card template + docs/readme_*.md + full-build statistics projected
+# README.md is rendered (card template + docs/readme_intro.md + full-build statistics projected
 # from the bundled annotation file); tests/test_readme.py checks it is current.
 readme: $(STAMP)
 	$(PY) -m splice_build.output.readme --out README.md

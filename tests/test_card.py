@@ -14,6 +14,8 @@ from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCard
 
 from splice_build.output.card import (
+    BUILT_WITH,
+    CODE_REPOSITORY,
     STAND_IN_NOTICE,
     TABLE1_HEADER,
     Provenance,
@@ -36,6 +38,8 @@ from splice_dataset import (
 )
 
 SHA = "0123456789abcdef" * 4
+# The paper's four metrics (Appendix A.1), as the metric names them in its result.
+PAPER_METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
 
 
 def _provenance(stand_in: bool = False) -> Provenance:
@@ -213,6 +217,88 @@ def test_card_body(built, tiny_videos):
     assert "keeps the clips once" in text
 
 
+def _hub_cards(built: Path, tiny_videos) -> dict[str, str]:
+    """The card bodies the build writes for the Hub: the demo's (stand-in), a build with
+    WebDataset shards, and an imported release's (each without its YAML)."""
+    from dataclasses import replace
+
+    from splice_build.output.card import ReleaseSource
+    from splice_build.output.write_webdataset import card_section
+    from splice_build.remote.release.tables import release_intro, release_sections
+
+    written = write_dataset(tiny_videos, built.parent / "again")
+    source = ReleaseSource("org/release", "abc123", "cc-by-nc-4.0", 20, 10**6, SHA, 18, 2, 7, 20)
+    imported = replace(_provenance(), release=source)
+    wds = [card_section(2)]
+    return {
+        "demo": DatasetCard.load(built / "README.md").text,
+        "webdataset": DatasetCard(render_card(written, _provenance(), extra_sections=wds)).text,
+        "release": DatasetCard(
+            render_card(
+                written,
+                imported,
+                intro=release_intro(source.repo_id),
+                extra_sections=[*release_sections(written, source), *wds],
+            )
+        ).text,
+    }
+
+
+def test_hub_card_needs_no_code_from_this_repository(built, tiny_videos):
+    """Issue 33: a Hub visitor has the data, not the SPLICE code. The card says how to load
+    it (`load_dataset` of the Parquet configs), what each field holds and how to score
+    (`evaluate.load` of the metric Space, or plain Python), and names the code only in its
+    one "Built with" paragraph: no module, no folder of the repository, no `splice`
+    command anywhere else."""
+    from splice_build.cli import SUBCOMMANDS
+
+    command = re.compile(rf"\bsplice (?:{'|'.join(map(re.escape, SUBCOMMANDS))})\b")
+    for name, text in _hub_cards(built, tiny_videos).items():
+        assert text.count(BUILT_WITH) == 1 and CODE_REPOSITORY in BUILT_WITH, name
+        assert "**Built with**" in BUILT_WITH and "**Built with**" not in text.replace(
+            BUILT_WITH, ""
+        )
+        body = text.replace(BUILT_WITH, "").replace('"ORG/splice_metric"', '"ORG/metric"')
+        for repo_only in ("splice_", "build/", "docs/", "import splice", "from splice"):
+            assert repo_only not in body, (name, repo_only)
+        assert not command.search(body), (name, command.search(body))
+        assert 'load_dataset("ORG/splice", "video_text"' in body, name
+        assert 'evaluate.load("ORG/splice_metric")' in text and "def paper_scores(" in body
+        fields = body.split("### Fields\n", 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in fields.splitlines() if line.startswith("| `")]
+        held = {  # (field, config) pairs the Fields table states
+            (row[0].strip("`"), config)
+            for row in ([c.strip() for c in line.strip("|").split("|")] for line in rows)
+            for config in (WRITTEN_CONFIGS if row[-1] == "all" else row[-1].split(", "))
+        }
+        assert held == {(c, config) for config in WRITTEN_CONFIGS for c in columns(config)}, name
+
+
+def test_hub_cards_plain_python_scores_are_the_metrics(built):
+    """The card's plain-Python `paper_scores` gives the metric's four paper metrics, on
+    right, wrong, short, long and repeated orders alike (through its public `compute`)."""
+    import itertools
+
+    import evaluate
+
+    import splice_metric
+
+    text = (built / "README.md").read_text()
+    score = text.split("\n## Score\n", 1)[1].split("\n## ", 1)[0]
+    code = next(b for b in re.findall(r"```python\n(.*?)```", score, re.S) if "def paper_" in b)
+    namespace: dict = {}
+    exec(code.split("\nscores = ", 1)[0], namespace)
+    paper_scores = namespace["paper_scores"]
+    truth = [3, 1, 4, 2]
+    guesses = [list(p) for p in itertools.permutations(truth)]
+    guesses += [[3, 1], [3, 1, 4, 2, 5], [1, 1, 2, 2], [], [4, 4, 4, 4, 4, 4]]
+    metric = evaluate.load(splice_metric.path())
+    for guess in guesses:
+        result = metric.compute(predictions=[guess], references=[truth])
+        want = {name: result[name] for name in PAPER_METRICS}
+        assert paper_scores(guess, truth) == pytest.approx(want), guess
+
+
 def test_card_says_which_side_each_448_caps(built):
     """Issue 30, wall 8: the clips' cap is on their short side (``short_side``); the
     paper's 448 px (Appendix A.2) is the long side of the frames models see (``long_side``)."""
@@ -325,6 +411,6 @@ def test_card_says_when_the_build_used_the_bundled_public_subset(tmp_path, tiny_
         annotations_file=BUNDLED_ANNOTATIONS.name,
         annotations_sha256=load_annotations(BUNDLED_ANNOTATIONS).sha256,
     )
-    notice = "COIN's public subset bundled with splice_build"
+    notice = "COIN's public subset bundled with the SPLICE code"
     assert notice in render_card(written, bundled)
     assert notice not in render_card(written, _provenance())

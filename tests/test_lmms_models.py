@@ -9,7 +9,8 @@ once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval`` there as a
 from the repository root, with ``--include_path lmms_eval_tasks``; tests/lmms_record/ (a
 ``sitecustomize``) records what the model's ``generate`` received: the prompt's tokens and
 the processor's tensors. The verdicts are read from that record, never from the class's
-arguments, and ``CASES`` is the README's table (``test_readme_table_is_the_measured_one``).
+arguments, and ``CASES`` is docs/running-models.md's table
+(``test_docs_table_is_the_measured_one``).
 """
 
 from __future__ import annotations
@@ -48,14 +49,15 @@ CPU = "device=cpu,device_map=cpu"
 
 @dataclass(frozen=True)
 class Case:
-    """One row of the README's table: a family's checkpoint through one lmms-eval class."""
+    """One row of docs/running-models.md's table: a family's checkpoint through one lmms-eval
+    class."""
 
     family: str  # tests/tiny_vlms.py's name for the checkpoint
-    label: str  # the family as the README names it
+    label: str  # the family as docs/running-models.md names it
     model: str  # lmms-eval's --model
     args: str  # --model_args besides pretrained= (and the tests' device=cpu)
     paper: bool  # measured: the paper's frame settings, each clip beside its heading
-    measured: str  # what the test measured, as the README says it
+    measured: str  # what the test measured, as docs/running-models.md says it
     error: str = ""  # a class that crashes: the error lmms-eval logs (and exits 0)
 
 
@@ -305,11 +307,11 @@ def test_forced_answer_is_scored_as_splice_score_scores_it(lmms, tiny_vlms, demo
     assert expected["invalid_rate"] < 1  # the answer was read: a cut one would not be
 
 
-# --- the README's table ------------------------------------------------------------------
+# --- docs/running-models.md's table ------------------------------------------------------
 
 
 def render_table(cases: tuple[Case, ...] = CASES) -> str:
-    """The README's table of lmms-eval classes, from ``CASES`` (what the tests measured)."""
+    """docs/running-models.md's table of lmms-eval classes, from ``CASES`` (measured)."""
     lines = [
         "| family | `--model` | `--model_args` (with `pretrained=`) "
         "| paper's settings | measured |",
@@ -322,6 +324,6 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
     return "\n".join(lines)
 
 
-def test_readme_table_is_the_measured_one():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert render_table() in readme, "docs/readme_sections.md: paste render_table()"
+def test_docs_table_is_the_measured_one():
+    doc = (REPO / "docs" / "running-models.md").read_text(encoding="utf-8")
+    assert render_table() in doc, "docs/running-models.md: paste render_table()"

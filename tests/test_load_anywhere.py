@@ -1,4 +1,5 @@
-"""The README's load and score snippets work from any folder (issue 21, wall 2).
+"""The README's load and score snippets, and docs/loading.md's example, work from any
+folder (issue 21, wall 2).
 
 `evaluate.load("splice_metric")` only finds the metric when the working folder holds
 `splice_metric/`, and `load_dataset("splice")` reads a bare name as a Hub id: away from the
@@ -23,9 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 PLACEHOLDER = "path/to/splice"
 
 
-def readme_python(section: str) -> str:
-    """The Python code blocks of one README section, in order, joined."""
-    text = (REPO / "README.md").read_text("utf-8")
+def readme_python(section: str, doc: str = "README.md") -> str:
+    """The Python code blocks of one section of README.md (or of ``doc``), in order, joined."""
+    text = (REPO / doc).read_text("utf-8")
     body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", body, re.S)
     assert blocks, f"no python block under ## {section}"
@@ -52,9 +53,9 @@ def with_build(code: str, build: Path) -> str:
     return code.replace(PLACEHOLDER, str(build))
 
 
-def snippet_result(section: str, build: Path, cwd: Path) -> dict:
-    """The README section's code run outside the repository on ``build``: its ``result``."""
-    code = with_build(readme_python(section), build)
+def snippet_result(section: str, build: Path, cwd: Path, doc: str = "README.md") -> dict:
+    """The section's code run outside the repository on ``build``: its ``result``."""
+    code = with_build(readme_python(section, doc), build)
     code += "\nimport json; print('RESULT', json.dumps(result))\n"
     done = run_outside(code, cwd)
     assert done.returncode == 0, done.stderr
@@ -64,7 +65,8 @@ def snippet_result(section: str, build: Path, cwd: Path) -> dict:
 def test_score_snippet_outside_the_repository(demo_build: Path, tmp_path: Path) -> None:
     """The card's Score snippet names the published dataset and metric by Hub id (a Hub
     visitor has no SPLICE code); offline they are what those ids resolve to: a build's
-    folder and the installed metric's."""
+    folder and the installed metric's. Its plain-Python scores (no library) are the
+    metric's."""
     import splice_metric
 
     code = readme_python("Score")
@@ -72,14 +74,20 @@ def test_score_snippet_outside_the_repository(demo_build: Path, tmp_path: Path) 
         assert hub_id in code, f"the Score snippet names no {hub_id}"
     code = code.replace('"ORG/splice_metric"', repr(str(splice_metric.path())))
     code = code.replace('"ORG/splice"', repr(str(demo_build)))
-    done = run_outside(code + "\nimport json; print('RESULT', json.dumps(result))\n", tmp_path)
+    shown = "json.dumps({'result': result, 'scores': scores})"
+    done = run_outside(code + f"\nimport json; print('RESULT', {shown})\n", tmp_path)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.split("RESULT ", 1)[1])
+    out = json.loads(done.stdout.split("RESULT ", 1)[1])
+    result, scores = out["result"], out["scores"]
     assert result["count"] == 1 and result["invalid_rate"] == 0.0
+    paper = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
+    assert set(scores) == set(paper)
+    for name in paper:
+        assert scores[name] == pytest.approx(result[name]), name
 
 
 def test_load_decode_prompt_score_outside_the_repository(demo_build: Path, tmp_path: Path):
-    result = snippet_result("Load, decode, prompt, score", demo_build, tmp_path)
+    result = snippet_result("Load, decode, prompt, score", demo_build, tmp_path, "docs/loading.md")
     assert result["invalid_rate"] == 0.0 and result["count"] == 1
 
 

@@ -133,9 +133,10 @@ def test_groups_stop_at_the_first_prediction_file(tmp_path):
         parser.parse_args(["--groups", "domian", str(run), "--data", "d/"])
 
 
-def test_score_help_and_readme_agree_on_what_is_shown():
-    """The README says means only unless --random-baseline / --confidence-level ask."""
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+def test_score_help_and_the_scoring_doc_agree_on_what_is_shown():
+    """docs/scoring.md says means only unless --random-baseline / --confidence-level ask."""
+    doc = Path(__file__).resolve().parents[1] / "docs" / "scoring.md"
+    readme = " ".join(doc.read_text().split())
     assert "prints means only unless asked: `--random-baseline` adds" in readme
     assert "`--confidence-level 0.95` adds bootstrap intervals" in readme
     parser, _ = subcommand_parser("score")

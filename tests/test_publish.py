@@ -548,11 +548,11 @@ def test_real_metric_folder_uploads_as_a_loadable_space(hub: Hub, capsys) -> Non
 
 
 def test_publishing_md_lists_every_file_publish_uploads():
-    """docs/PUBLISHING.md's upload list is the allow list publish applies (issue 30, wall
+    """docs/publishing.md's upload list is the allow list publish applies (issue 30, wall
     11: it lacked text_pairwise/, text_choice/ and build_report.txt)."""
     from splice_build.remote.upload_plan import DATASET_ALLOW_PATTERNS
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "PUBLISHING.md").read_text()
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "publishing.md").read_text()
     listed = doc.split("## The metric")[0]
     missing = [p for p in DATASET_ALLOW_PATTERNS if f"`{p}`" not in listed]
-    assert missing == [], f"publish uploads these, PUBLISHING.md does not say so: {missing}"
+    assert missing == [], f"publish uploads these, docs/publishing.md does not say so: {missing}"

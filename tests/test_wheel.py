@@ -3,8 +3,8 @@
 The editable install of `make demo` hides every packaging mistake (the checkout is on the
 path), and one hid that `splice_build.remote.release` was missing from the hand-written
 package list: every `splice` command of a wheel failed. So this builds the sdist and the
-wheel from a copy of the checkout's files with pypa's `build` (`python -P -m build`, as the
-README says; the wheel is built from the sdist, so the sdist is proven complete too),
+wheel from a copy of the checkout's files with pypa's `build` (`python -P -m build`, as
+docs/installing.md says; the wheel is built from the sdist, so the sdist is proven complete too),
 installs the wheel into a venv made in an empty temporary folder, and runs from there
 (working folder outside the clone, no PYTHONPATH): every subcommand's `--help`, `splice
 demo`, the metric through `evaluate.load`, `splice import-release` on the release fixture of
@@ -167,7 +167,8 @@ def test_the_sdist_holds_the_sources_and_building_prints_no_warning(installed):
 
 
 def test_pip_wheel_and_the_editable_install_print_no_warning(installed, tmp_path):
-    """`pip wheel .` (the README's way) and `pip install -e .` (make demo's) on a clean copy."""
+    """`pip wheel .` (docs/installing.md's way) and `pip install -e .` (make demo's) on a
+    clean copy."""
     source = tracked_copy(tmp_path / "source")
     pip = [installed.bin("python"), "-m", "pip"]
     out = run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), "."], source)

@@ -5,7 +5,10 @@ The YAML is assembled with ``datasets``' and ``huggingface_hub``'s own serialise
 ``DatasetCardData`` for the rest), so it is exactly what ``push_to_hub`` would write, minus
 its bugs with default configs. The body comes from ``templates/card.md``; the repository's
 own README.md is rendered from the same template with another ``title``, ``intro`` and
-``extra_sections`` (and ``front_matter=False`` if GitHub should not show the YAML).
+``extra_sections``, without the ``built_with`` link to itself (and ``front_matter=False`` if
+GitHub should not show the YAML). A build's card is read on the Hub by people without this
+code: it says how to load, decode and score with ``datasets`` and ``evaluate`` alone, and
+names the code only in ``BUILT_WITH``.
 
 Tables are produced by ``table1_rows`` / ``table6_rows`` so that ``validate`` can check a
 card's Table 1 against the shards with the very same formatting.
@@ -55,12 +58,50 @@ TASK_CATEGORIES = ["video-text-to-text"]
 TAGS = ["video", "event-ordering", "temporal-reasoning", "coin", "benchmark", "splice"]
 TABLE1_HEADER = ("# of Clips", "# of Videos", "Average Duration (s)")
 TABLE6_HEADER = ("Segments", "Videos", "Clips", "Mean Time (s)", "Std Dev", *BIN_LABELS)
+# The code that writes this card. A Hub visitor has none of it: the card's Load, Decode and
+# Score need only `datasets` and `evaluate`, and this one marked paragraph is the card's only
+# pointer to the code (tests check the rest of a card names none of it).
+CODE_REPOSITORY = "https://github.com/ORG/splice-benchmark"
+BUILT_WITH = (
+    f"**Built with** the SPLICE code, [`splice-benchmark`]({CODE_REPOSITORY}): it builds this "
+    "dataset from COIN (or imports the authors' release) and holds the rest: frame sampling "
+    "as in the paper, the paper's prompts, baselines, model runners (OpenAI-compatible "
+    "endpoints, transformers, lmms-eval, VLMEvalKit), the human ordering protocol and a "
+    "results report; its `docs/` folder is the manual. Nothing below needs it: every config "
+    "is plain Parquet for `datasets`, and the metric is an `evaluate` module on the Hub."
+)
 _CONFIG_BLURB = {
     "video": "the clips only",
     "video_text": "the clips and their step captions",
     "text": "the step captions only (no video)",
     "text_pairwise": 'the `text` rows as "which came first?" questions over two clips',
     "text_choice": "the `text` rows as multiple-choice questions over candidate orders",
+}
+
+
+# What each field holds, for the card's Fields table (types come from the schema).
+_FIELD_BLURB = {
+    "video_id": "the source video's YouTube id (COIN's key)",
+    "question_id": "the question's id: `<video_id>/p<k>` for the k-th pair of a video, the "
+    "video id for its one multiple-choice question",
+    "task": "COIN's task (one of 180)",
+    "domain": "COIN's domain (one of 12)",
+    "recipe_type": "COIN's id of the task",
+    "coin_subset": "COIN's own split of the video (`training` or `testing`)",
+    "num_clips": "n, the number of clips (2 to 7)",
+    "duration": "the sum of the clips' durations, in seconds",
+    "clips": 'the clips as MP4 bytes, in label order: clip `k` is "Video k"',
+    "captions": "each clip's step description (COIN's step label), in label order",
+    "clip_durations": "each clip's duration in seconds, in label order",
+    "labels": "the labels of the clips the question shows, in the order shown",
+    "options": "the candidate answers, each a sequence of labels",
+}
+_ANSWER_BLURB = {
+    "order": "the labels in chronological order (the reference)",
+    "segments": "each clip's start and end in the source video, in label order",
+    "step_ids": "each clip's COIN step id, in label order",
+    "option": "the 1-based number of the right option",
+    "num_options": "how many options the question has",
 }
 
 
@@ -266,6 +307,41 @@ def domain_table(stats: BuildStats) -> str:
     return markdown_table(("Domain", "Tasks", "Videos", "Clips", "Minutes"), rows)
 
 
+def _type_name(feature: Any) -> str:
+    """A ``datasets`` feature as the Fields table writes it: ``list of int32``, ``Video``."""
+    from datasets import List, Value, Video
+
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, Video):
+        return "Video"
+    if isinstance(feature, List):
+        return f"list of {_type_name(feature.feature)}"
+    if isinstance(feature, dict):
+        return "{" + ", ".join(f"{k}: {_type_name(v)}" for k, v in feature.items()) + "}"
+    raise TypeError(f"no name for the feature {feature!r}")
+
+
+def field_rows() -> str:
+    """The card's Fields table: every column of every written config, its type from the
+    schema (``features``), what it holds and the configs that have it."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for config in WRITTEN_CONFIGS:
+        for name, feature in features(config).items():
+            seen.setdefault((name, _type_name(feature)), []).append(config)
+    rows = []
+    for (name, type_name), configs in seen.items():
+        if name == "answer":
+            parts = features(configs[0])[name]
+            about = "; ".join(f"`{k}`: {_ANSWER_BLURB[k]}" for k in parts)
+            about = f"never a model input: {about}"
+        else:
+            about = _FIELD_BLURB[name]
+        shown = "all" if len(configs) == len(WRITTEN_CONFIGS) else ", ".join(configs)
+        rows.append((f"`{name}`", f"`{type_name}`", about, shown))
+    return markdown_table(("field", "type", "what it holds", "configs"), rows)
+
+
 def _provenance_block(p: Provenance, written: WriteResult) -> str:
     settings = ", ".join(f"{k}={v}" for k, v in sorted(p.cut_settings.items()))
     skipped = ", ".join(f"{stage}: {n}" for stage, n in sorted(p.skipped_by_stage.items()))
@@ -275,7 +351,7 @@ def _provenance_block(p: Provenance, written: WriteResult) -> str:
             "Annotation file",
             f"`{p.annotations_file}`"
             + (
-                " (COIN's public subset bundled with splice_build: the 10,070 of COIN's 11,827"
+                " (COIN's public subset bundled with the SPLICE code: the 10,070 of COIN's 11,827"
                 " videos whose step timestamps are public, not the full COIN.json)"
                 if p.annotations_sha256 == ingest.bundled_sha256()
                 else ""
@@ -399,10 +475,13 @@ def render_card(
     intro: str = DEFAULT_INTRO,
     extra_sections: Sequence[tuple[str, str]] = (),
     front_matter: bool = True,
+    built_with: str = BUILT_WITH,
 ) -> str:
     """README.md of a build folder (or, with another title/intro/sections, of the repo).
 
-    ``extra_sections`` are ``(heading, markdown)`` pairs placed after the provenance.
+    ``extra_sections`` are ``(heading, markdown)`` pairs placed before the licence;
+    ``built_with`` is the paragraph after the intro that links to the code (the repository's
+    own README, which is that code's front page, passes ``""``).
     """
     stats = stats if stats is not None else compute_stats(written.videos)
     config_rows = "\n".join(
@@ -423,6 +502,8 @@ def render_card(
         title=title,
         stand_in_notice=STAND_IN_NOTICE if provenance.stand_in else "",
         intro=intro.strip(),
+        built_with=f"\n{built_with.strip()}\n" if built_with.strip() else "",
+        field_rows=field_rows(),
         split=written.split,
         video_dir=shard_dir("video"),
         video_text_dir=shard_dir("video_text"),
@@ -462,6 +543,8 @@ def provenance_json(provenance: Provenance) -> str:
 
 
 __all__ = [
+    "BUILT_WITH",
+    "CODE_REPOSITORY",
     "DEFAULT_INTRO",
     "DEFAULT_TITLE",
     "STAND_IN_NOTICE",
@@ -472,6 +555,7 @@ __all__ = [
     "ReleaseSource",
     "card_data",
     "domain_table",
+    "field_rows",
     "markdown_table",
     "provenance_json",
     "render_card",

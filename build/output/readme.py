@@ -1,5 +1,6 @@
 """The repository's README.md: the card of the full build, rendered from the same template as
-every build's card, with the project's front page as its introduction.
+every build's card, with the project's front page as its introduction (``docs/readme_intro.md``:
+the summary, the quick start and where the manual in ``docs/`` covers what).
 
 No COIN video can be fetched where this repository is developed, so the full build's
 statistics are projected from the annotation file alone (a clip's duration is its segment's
@@ -12,7 +13,6 @@ that the committed README.md is what this module renders.
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from splice_build.output import card
@@ -24,7 +24,6 @@ from splice_dataset import SPLIT
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 INTRO = "readme_intro.md"
-SECTIONS = "readme_sections.md"
 TITLE = "SPLICE: put the shuffled event clips of instructional videos back in order"
 
 
@@ -43,7 +42,9 @@ def projected_stats(annotations: Path) -> tuple[list[VideoStats], ingest.IngestR
 
 def render_readme(annotations: Path, docs: Path = DOCS) -> str:
     """README.md as ``card.render_card`` renders it, so the front page and every build's
-    card share one template and cannot disagree on the schema, loading or licence."""
+    card share one template and cannot disagree on the schema, loading or licence. The
+    manual lives in ``docs/``, not here: README.md is the dataset card, and the intro's
+    "Using this repository" replaces the card's link to the code (it is that code)."""
     videos, result = projected_stats(annotations)
     in_annotations = len(result.entries) + len(result.skips)
     written = WriteResult(out_dir=Path("."), split=SPLIT, config_shards={}, videos=tuple(videos))
@@ -58,14 +59,7 @@ def render_readme(annotations: Path, docs: Path = DOCS) -> str:
         software={},
     )
     intro = (docs / INTRO).read_text("utf-8")
-    sections = _split_sections((docs / SECTIONS).read_text("utf-8"))
-    return card.render_card(written, provenance, title=TITLE, intro=intro, extra_sections=sections)
-
-
-def _split_sections(markdown: str) -> list[tuple[str, str]]:
-    """``## Heading`` blocks of a Markdown file as (heading, body) pairs."""
-    parts = re.split(r"^## (.+)$", markdown, flags=re.MULTILINE)
-    return [(parts[i].strip(), parts[i + 1].strip()) for i in range(1, len(parts), 2)]
+    return card.render_card(written, provenance, title=TITLE, intro=intro, built_with="")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,8 +40,8 @@ def release_intro(repo_id: str) -> str:
         "is one COIN instructional video cut into one clip per annotated step (2 to 7), "
         'shuffled and labelled "Video 1" .. "Video n"; a model must put the clips back in '
         f"chronological order. The clips of this folder are the authors' own, from their "
-        f"release `{repo_id}` (the paper's curated videos), imported by `splice "
-        "import-release`: the release names each clip by its chronological position, so "
+        f"release `{repo_id}` (the paper's curated videos), imported by the SPLICE code: "
+        "the release names each clip by its chronological position, so "
         "they were renamed by their shuffled label, stripped of audio and metadata, and "
         "given COIN's step labels as captions."
     )
@@ -133,8 +133,8 @@ def release_sections(written: WriteResult, origin: card.ReleaseSource) -> list[t
         "imported only when its parts are exactly 1..n with n its COIN step count, part k "
         "being step k: its captions are COIN's step labels and `answer.segments` COIN's "
         "segment times, not measured on the release's clips (whose cut times were not "
-        "published). `splice validate` checks each clip against the frames, duration and "
-        f"sha256 recorded in `{MANIFEST}`."
+        "published). The SPLICE code's validator checks each clip against the frames, "
+        f"duration and sha256 recorded in `{MANIFEST}`."
     )
     held = (origin.videos_in_release, origin.clips_in_release)
     compare = (
