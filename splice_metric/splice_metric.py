@@ -115,6 +115,8 @@ _NOT_A_LABEL, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).m
 
 def _as_label(value: Any) -> int | None:
     """An integer label (``2``, ``2.0``, ``np.int32(2)``), or None (``True``, ``1.5``...)."""
+    if type(value) is int:  # the usual case, first
+        return value if _NOT_A_LABEL < value <= _INT64_MAX else None
     if isinstance(value, (float, np.floating)) and value.is_integer():
         value = int(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -149,10 +151,10 @@ def _prediction(pred: Any) -> tuple[list[int] | None, str | None]:
     if isinstance(items, str):  # a whole prediction that is no sequence: empty
         return [], f"{items}, not a sequence of labels"
     labels = [_as_label(value) for value in items]
-    tokens = [_NOT_A_LABEL if label is None else label for label in labels]
     if None not in labels:
-        return tokens, None
+        return labels, None
     at = labels.index(None)
+    tokens = [_NOT_A_LABEL if label is None else label for label in labels]
     return tokens, f"position {at} holds {_short(items[at], 30)}, not an integer label"
 
 
