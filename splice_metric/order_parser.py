@@ -229,7 +229,7 @@ def _from_references(block: str, listed: bool = False) -> list[int] | None:
         gap = block[left.end() : right.start()]
         if _RELATION_BEFORE.search(gap[-40:]) or _RELATION_AFTER.match(gap[:40]):
             return []
-        if listed and not _LIST_GAP.fullmatch(gap):
+        if listed and not _LIST_GAP.fullmatch(block, left.end(), right.start()):
             return None
     order = _same_kind([m.group(1) for m in matches])
     return None if listed and order and len(set(order)) < len(order) else order

@@ -115,13 +115,10 @@ _NOT_A_LABEL, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).m
 
 def _as_label(value: Any) -> int | None:
     """An integer label (``2``, ``2.0``, ``np.int32(2)``), or None (``True``, ``1.5``...)."""
-    if type(value) is int:  # the usual case, first
-        return value if _NOT_A_LABEL < value <= _INT64_MAX else None
     if isinstance(value, (float, np.floating)) and value.is_integer():
         value = int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        return None
-    return int(value) if _NOT_A_LABEL < value <= _INT64_MAX else None
+    integer = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return int(value) if integer and _NOT_A_LABEL < value <= _INT64_MAX else None
 
 
 def _short(value: Any, limit: int = 60) -> str:
