@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
 import re
 from typing import Any
@@ -235,10 +236,6 @@ def _from_references(block: str, listed: bool = False) -> list[int] | None:
     return None if listed and order and len(set(order)) < len(order) else order
 
 
-def _from_mentions(block: str) -> list[int] | None:
-    return _from_references(block, listed=True)
-
-
 # --- labels in a row --------------------------------------------------------------------------
 
 # a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
@@ -299,4 +296,5 @@ def _final_statement(block: str) -> list[int] | None:
 
 
 _TAGGED = (_from_json, _from_pairs, _from_references, _from_sequence, _from_lines)
-_UNTAGGED = (_from_json, _from_pairs, _from_sequence, _from_lines, _final_statement, _from_mentions)
+_LISTED = functools.partial(_from_references, listed=True)  # each clip named once, as one list
+_UNTAGGED = (_from_json, _from_pairs, _from_sequence, _from_lines, _final_statement, _LISTED)
