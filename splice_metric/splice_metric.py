@@ -1,6 +1,6 @@
-"""SPLICE: scoring of video-clip orderings, as an `evaluate` metric (a Hub Space with its
-siblings ``order_parser.py``, the one parser of order answers, and ``questions.py``). Each
-prediction is scored on its own by the recurrences of the paper's Appendix A.1."""
+"""SPLICE: scoring of video-clip orderings as an `evaluate` metric, by the definitions of the
+paper's Appendix A.1, one prediction at a time. Its siblings, which evaluate copies beside it:
+``order_parser.py`` reads answers in text, ``questions.py`` scores the question formats."""
 
 from __future__ import annotations
 
@@ -16,17 +16,6 @@ import numpy as np
 
 from .order_parser import parse_order
 from .questions import QUESTION_CONFIGS, metric_features, question_scorer, storable
-
-_CITATION = """\
-@misc{ballout2025splice,
-  title  = {Can you {SPLICE} it together? A Human Curated Benchmark for Probing Visual
-            Reasoning in {VLMs}},
-  author = {Ballout, Mohamad and Wilfred, Okajevo and Yaghoubi, Seyedalireza and
-            Abdelmoneim, Nohayr Muhammad and Mayer, Julius and Bruni, Elia},
-  year   = {2025},
-  note   = {Institute of Cognitive Science, Osnabr{\\"u}ck University}
-}
-"""
 
 _DESCRIPTION = """\
 SPLICE cuts a video into clips at its annotated steps, shuffles them and asks for their
@@ -49,32 +38,23 @@ SPLICE's question formats (``questions.py``): accuracy with exact chance.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: one predicted order per example: clip labels in the reference's label
-        space (``[3, 1, 2]``: clip 3 first), or the model's raw text, read with
-        ``parse_order`` (the ``"text"`` config declares text predictions). Anything that is
-        not an order of integer labels (``None``, unparseable text, ``1.5``, ``True``,
-        nested lists...) is an invalid prediction, never truncated or coerced.
-    references: the chronological order of the clip labels of each example, distinct
-        integers (the dataset's ``answer.order``).
-    groups: optional, one hashable label per example (domain, task, duration bin...): adds
-        ``by_group``, the metrics and count of each group.
-    random_baseline: when True, adds ``random_baseline``: the exact expected value of every
-        metric under uniformly random permutations, for the same clip counts (and groups).
-    confidence_level: e.g. 0.95 adds ``confidence_intervals`` (percentile bootstrap over
-        examples) to the result and to every breakdown.
-    bootstrap_iterations: bootstrap resamples (default 1000).
-    seed: seed of the bootstrap and of the sampled baselines for n > 8 (default 0).
-    strict: when True, the first invalid prediction raises ``ValueError`` naming it.
+    predictions: one predicted order per example, as clip labels (``[3, 1, 2]``: clip 3
+        first) or the model's text, read with ``parse_order`` (the ``text`` config stores
+        text). Anything else (``None``, unread text, ``1.5``, ``True``...) is invalid, never
+        coerced.
+    references: the true order of each example's clip labels, distinct integers.
+    groups: optional, one hashable label per example: adds ``by_group``.
+    random_baseline: True adds the exact expected metrics of random permutations.
+    confidence_level: e.g. 0.95 adds percentile bootstrap ``confidence_intervals``.
+    bootstrap_iterations: bootstrap resamples (default 1000); seed: its seed (default 0).
+    strict: True raises ``ValueError`` on the first invalid prediction, naming it.
 Returns (means over examples):
-    binary_accuracy, hamming_accuracy, lcs_ratio (in [0, 1]), edit_distance (>= 0): the
-        paper's four, as defined above.
+    binary_accuracy, hamming_accuracy, lcs_ratio, edit_distance: the paper's four.
     kendall_tau: (concordant - discordant clip pairs) / all pairs, in [-1, 1].
-    pairwise_accuracy: share of clip pairs in the right relative order, in [0, 1].
+    pairwise_accuracy: share of clip pairs in the right relative order.
     invalid_rate: share of predictions that are not a permutation of the labels.
-    unparsed_rate: share of predictions not read at all (``None``, or text ``parse_order``
-        finds no order in), in [0, invalid_rate]: they are invalid too.
-    count, by_num_clips ({n: {"count": ..., metrics...}}), by_group, random_baseline,
-        confidence_intervals: the number of examples, and the breakdowns above.
+    unparsed_rate: share of predictions in which no order was read (also invalid).
+    count, by_num_clips, by_group, random_baseline, confidence_intervals.
 Examples:
     >>> import evaluate
     >>> splice = evaluate.load("splice_metric")
@@ -112,112 +92,103 @@ Examples:
 [1, 2, 3]: length 2 instead of 3; missing label 3
 """
 
-# The paper's own four (Section 5.1, Tables 2 and 5), then this metric's additions.
+_CITATION = """\
+@misc{ballout2025splice,
+  title  = {Can you {SPLICE} it together? A Human Curated Benchmark for Probing Visual
+            Reasoning in {VLMs}},
+  author = {Ballout, Mohamad and Wilfred, Okajevo and Yaghoubi, Seyedalireza and
+            Abdelmoneim, Nohayr Muhammad and Mayer, Julius and Bruni, Elia},
+  year   = {2025},
+  note   = {Institute of Cognitive Science, Osnabr{\\"u}ck University}
+}
+"""
+
 PAPER_METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance")
 METRICS = (*PAPER_METRICS, "kendall_tau", "pairwise_accuracy", "invalid_rate")
-# Every rate of a result cell: the metrics, then the share of predictions not read at all
-# (also invalid: ``invalid_rate - unparsed_rate`` is the share read but not a permutation).
-RATES: tuple[str, ...] = (*METRICS, "unparsed_rate")
+RATES = (*METRICS, "unparsed_rate")  # every value of a result cell
 TABLE_MAX_N = 8  # largest n whose n! permutations give the exact random baseline
 BASELINE_SAMPLES = 20_000  # permutations drawn per larger n, where no closed form exists
-
-# Stands for a token that is not an integer label (1.5, True, "x", None inside a list): it
-# can never equal a reference label because references may not hold it.
-_NOT_A_LABEL = int(np.iinfo(np.int64).min)
-_INT64_MAX = int(np.iinfo(np.int64).max)
+# A token that is no integer label (1.5, True, None...), as `add_batch` stores it for Arrow
+# (whose int cast would truncate 1.5): it equals no label, as no reference may hold it.
+_NOT_A_LABEL, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
 def _as_label(value: Any) -> int | None:
-    """An integer label, or None: bools and non-integral numbers are never labels."""
-    if type(value) is int:  # the usual case, first
-        return value if _NOT_A_LABEL < value <= _INT64_MAX else None
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
+    """An integer label (``2``, ``2.0``, ``np.int32(2)``), or None (``True``, ``1.5``...)."""
+    if isinstance(value, (float, np.floating)) and value.is_integer():
         value = int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        return None
-    return int(value) if _NOT_A_LABEL < value <= _INT64_MAX else None
+    integer = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return int(value) if integer and _NOT_A_LABEL < value <= _INT64_MAX else None
 
 
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
-    text = text.replace(str(_NOT_A_LABEL), "?")  # a non-label stored by `add_batch`
+    text = text.replace(str(_NOT_A_LABEL), "?")  # a non-label as `add_batch` stored it
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _prediction_tokens(pred: Any) -> tuple[list[int] | None, str | None]:
-    """Tokens of one prediction (`_NOT_A_LABEL` for non-labels), None when no order could be
-    read at all (unparsed, not only invalid), and what was wrong, if anything."""
+def _sequence(value: Any) -> list | str:
+    """A prediction or reference as a list, or what it is instead ("got int 7")."""
+    if isinstance(value, np.ndarray):
+        return value.tolist() if value.ndim == 1 else f"got shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return f"got {type(value).__name__} {_short(value, 30)}"
+
+
+def _prediction(pred: Any) -> tuple[list[int] | None, str | None]:
+    """The tokens of a prediction (`_NOT_A_LABEL` for a non-label), None when no order was
+    read at all (unparsed), and the first thing wrong with it, if any."""
     if pred is None:
         return None, "no prediction (None)"
     if isinstance(pred, str):
         order = parse_order(pred)
         return order, None if order is not None else f"unparseable text {_short(pred)}"
-    if isinstance(pred, np.ndarray) and pred.ndim != 1:
-        return [], f"an array of shape {pred.shape}, not a sequence of labels"
-    pred = pred.tolist() if isinstance(pred, np.ndarray) else pred
-    if not isinstance(pred, (list, tuple)):
-        return [], f"got {type(pred).__name__} {_short(pred, 30)}, not a sequence of labels"
-    tokens, note = [], None  # the first non-label is named
-    for position, value in enumerate(pred):
-        label = _as_label(value)
-        if label is None and note is None:
-            stored = isinstance(value, int) and value == _NOT_A_LABEL
-            shown = "a value" if stored else _short(value, 30)
-            note = f"position {position} holds {shown}, not an integer label"
-        tokens.append(_NOT_A_LABEL if label is None else label)
-    return tokens, note
+    items = _sequence(pred)
+    if isinstance(items, str):  # a whole prediction that is no sequence: empty
+        return [], f"{items}, not a sequence of labels"
+    labels = [_as_label(value) for value in items]
+    if None not in labels:
+        return labels, None
+    at = labels.index(None)
+    tokens = [_NOT_A_LABEL if label is None else label for label in labels]
+    return tokens, f"position {at} holds {_short(items[at], 30)}, not an integer label"
 
 
-def _reference_labels(ref: Any, index: int) -> list[int]:
-    """A reference as a list of distinct int labels; anything else is a usage error."""
-    where = f"reference {index}"
-    if isinstance(ref, np.ndarray) and ref.ndim != 1:
-        raise ValueError(f"{where}: expected a sequence of clip labels, got shape {ref.shape}")
-    ref = ref.tolist() if isinstance(ref, np.ndarray) else ref
-    if not isinstance(ref, (list, tuple)):
-        raise ValueError(
-            f"{where}: expected a sequence of clip labels, got {type(ref).__name__} "
-            f"{_short(ref)} (references must be a list of sequences)"
-        )
-    labels = [_as_label(value) for value in ref]
+def _reference(ref: Any, index: int) -> list[int]:
+    """A reference as distinct integer labels; anything else is an error naming it."""
+    items = _sequence(ref)
+    if isinstance(items, str):
+        raise ValueError(f"reference {index}: expected a sequence of clip labels, {items}")
+    labels = [_as_label(value) for value in items]
+    problem = "empty (a reference needs at least one clip)" if not labels else None
     if None in labels:
-        position = labels.index(None)
-        raise ValueError(f"{where}: position {position} holds {_short(ref[position])}, not an int")
-    if not labels:
-        raise ValueError(f"{where}: empty (a reference needs at least one clip)")
-    if len(set(labels)) != len(labels):
-        dup = sorted({x for x in labels if labels.count(x) > 1})
-        raise ValueError(f"{where}: duplicate label {', '.join(map(str, dup))}")
+        at = labels.index(None)
+        problem = f"position {at} holds {_short(items[at])}, not an int"
+    elif len(set(labels)) < len(labels):
+        repeated = sorted(x for x in set(labels) if labels.count(x) > 1)
+        problem = f"duplicate label {', '.join(map(str, repeated))}"
+    if problem:
+        raise ValueError(f"reference {index}: {problem}")
     return labels
 
 
 def _problem(tokens: list[int], ref: list[int], note: str | None) -> str:
+    """Everything that keeps a prediction from being a permutation of its reference."""
     if not tokens:  # nothing to compare: say why, not which labels are missing
         return note or "empty prediction"
-    problems = [note] if note else []
-    if len(tokens) != len(ref):
-        problems.append(f"length {len(tokens)} instead of {len(ref)}")
     labels = [t for t in tokens if t != _NOT_A_LABEL]
     known = set(ref)
+    problems = [note] if note else []
+    problems += [f"length {len(tokens)} instead of {len(ref)}"] if len(tokens) != len(ref) else []
     problems += [f"duplicate label {x}" for x in sorted(known & set(labels)) if labels.count(x) > 1]
     problems += [f"unknown label {x}" for x in sorted(set(labels) - known)]
     problems += [f"missing label {x}" for x in sorted(known - set(labels))]
     return "; ".join(problems)
 
 
-def _as_list(seqs: Any, kind: str) -> list[Any]:
-    """Predictions or references as a list, whatever they came as (Arrow arrays, `datasets`
-    columns, 2-D arrays), so that every kind meets the same checks."""
-    if hasattr(seqs, "to_pylist"):
-        return seqs.to_pylist()
-    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
-        raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
-    return list(seqs)
-
-
-# --- the metrics (Appendix A.1) ------------------------------------------------------------
-# y is the reference (n distinct clip labels in true order), ŷ the prediction as read: any
-# length, and a token that is not a label equals none. Every definition holds as written.
+# --- the metrics (Appendix A.1) --------------------------------------------------------------
+# y: the reference, n distinct labels in true order; ŷ: the prediction as read, any length.
 
 
 def lcs_length(y: Sequence[int], y_hat: Sequence[int]) -> int:
@@ -245,9 +216,9 @@ def edit_distance(y: Sequence[int], y_hat: Sequence[int]) -> int:
 
 
 def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]:
-    """Every metric of one prediction, in METRICS order, as the description defines them.
-    A clip pair (a before b in y) is concordant when ŷ has both in that order (first
-    occurrences), discordant in the other, neither when ŷ lacks one of them."""
+    """Every metric of one prediction, in METRICS order. A clip pair (a before b in y) is
+    concordant when ŷ has both in that order (first occurrences), discordant in the other,
+    neither when ŷ lacks one of them; one clip has no pair: tau and pairwise follow validity."""
     n = len(y)
     first: dict[int, int] = {}
     for j, label in enumerate(y_hat):
@@ -255,8 +226,8 @@ def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]
     at = [first[label] for label in y if label in first]  # predicted labels, in true order
     valid = len(y_hat) == n == len(at)
     concordant = sum(a < b for a, b in itertools.combinations(at, 2))
-    discordant = len(at) * (len(at) - 1) // 2 - concordant  # positions differ: all others
-    pairs = n * (n - 1) // 2  # one clip has none: its pair metrics follow validity
+    discordant = len(at) * (len(at) - 1) // 2 - concordant
+    pairs = n * (n - 1) // 2
     in_place = sum(p == r for p, r in zip(y_hat, y, strict=False))
     return (
         float(len(y_hat) == n and in_place == n),
@@ -269,54 +240,17 @@ def example_metrics(y_hat: Sequence[int], y: Sequence[int]) -> tuple[float, ...]
     )
 
 
-def _bootstrap(values: np.ndarray, level: float, resamples: int, rng: Any) -> dict[str, list]:
-    """Percentile bootstrap of the means. Resampling m examples with replacement is drawing
-    multinomial counts over their distinct rows of values: the cost does not grow with m."""
-    rows, counts = np.unique(values, axis=0, return_counts=True)
-    m = len(values)
-    means = rng.multinomial(m, counts / m, size=resamples) @ rows / m
-    tail = (1 - level) / 2
-    low, high = np.quantile(means, [tail, 1 - tail], axis=0)
-    return {m: [float(lo), float(hi)] for m, lo, hi in zip(RATES, low, high, strict=True)}
-
-
-def _breakdowns(
-    values: np.ndarray,
-    nclips: np.ndarray,
-    groups: list[Hashable] | None,
-    bootstrap: tuple[float, int, np.random.Generator] | None = None,
-) -> dict[str, Any]:
-    """Overall, per-n and per-group cells of examples given as rows of RATES values;
-    ``bootstrap`` is (level, resamples, generator)."""
-
-    def cell(members: np.ndarray) -> dict[str, Any]:
-        count = int(members.sum())
-        means = values[members].mean(0) if count else np.full(len(RATES), np.nan)
-        out = {"count": count, **{m: float(v) for m, v in zip(RATES, means, strict=True)}}
-        if bootstrap is not None and count:
-            out["confidence_intervals"] = _bootstrap(values[members], *bootstrap)
-        return out
-
-    result = cell(np.ones(len(values), dtype=bool))
-    result["by_num_clips"] = {int(n): cell(nclips == n) for n in np.unique(nclips)}
-    if groups is not None:
-        index: dict[Hashable, int] = {}
-        ids = np.fromiter((index.setdefault(g, len(index)) for g in groups), np.int64)
-        result["by_group"] = {g: cell(ids == i) for g, i in index.items()}
-    return result
-
-
 @functools.cache  # 8! permutations take a while; callers only read the array
 def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     """Expected metrics (METRICS order) of a uniformly random permutation of n clips, and
-    which of them are estimates. n <= TABLE_MAX_N: exact means over all n! permutations
-    (exact sums: tau's is exactly 0). Larger n: closed forms for binary (1/n!), Hamming
-    (1/n), tau (0), pairwise accuracy (1/2) and invalid rate (0); LCS ratio and edit
-    distance have none and are means over BASELINE_SAMPLES permutations drawn with seed n."""
+    which of them are estimates. n <= TABLE_MAX_N: exact means over all n! permutations.
+    Larger n: closed forms for binary (1/n!), Hamming (1/n), tau (0), pairwise accuracy (1/2)
+    and invalid rate (0); LCS ratio and edit distance are means over BASELINE_SAMPLES
+    permutations drawn with seed n."""
     if n < 1:
         raise ValueError(f"number of clips must be at least 1, got {n}")
     reference = range(n)
-    if n <= TABLE_MAX_N:  # every permutation of the reference 0..n-1
+    if n <= TABLE_MAX_N:
         table = [example_metrics(p, reference) for p in itertools.permutations(reference)]
         return np.array([math.fsum(col) / len(table) for col in zip(*table, strict=True)]), ()
     draws = np.argsort(np.random.default_rng(n).random((BASELINE_SAMPLES, n)), axis=1)
@@ -325,10 +259,44 @@ def expected_random(n: int) -> tuple[np.ndarray, tuple[str, ...]]:
     return np.array(values), ("lcs_ratio", "edit_distance")
 
 
+# --- means, breakdowns and intervals ---------------------------------------------------------
+
+
+def _bootstrap(values: np.ndarray, level: float, resamples: int, rng: Any) -> dict[str, list]:
+    """Percentile bootstrap of the means. Resampling m examples with replacement is drawing
+    multinomial counts over their distinct rows of values: the cost does not grow with m."""
+    rows, counts = np.unique(values, axis=0, return_counts=True)
+    m = len(values)
+    means = rng.multinomial(m, counts / m, size=resamples) @ rows / m
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return {name: [float(lo), float(hi)] for name, lo, hi in zip(RATES, low, high, strict=True)}
+
+
+def _breakdowns(values: np.ndarray, nclips: np.ndarray, groups: list | None, bootstrap=None):
+    """The overall, per-n and per-group means of examples given as rows of RATES values;
+    ``bootstrap`` is (level, resamples, generator) and adds each cell's intervals."""
+
+    def cell(members: np.ndarray) -> dict[str, Any]:
+        count = int(members.sum())
+        means = values[members].mean(0) if count else np.full(len(RATES), np.nan)
+        out = {"count": count, **dict(zip(RATES, map(float, means), strict=True))}
+        if bootstrap is not None and count:
+            out["confidence_intervals"] = _bootstrap(values[members], *bootstrap)
+        return out
+
+    result = cell(np.ones(len(values), dtype=bool))
+    result["by_num_clips"] = {int(n): cell(nclips == n) for n in np.unique(nclips)}
+    if groups is not None:
+        index = {g: i for i, g in enumerate(dict.fromkeys(groups))}
+        ids = np.array([index[g] for g in groups], dtype=np.int64)
+        result["by_group"] = {g: cell(ids == i) for g, i in index.items()}
+    return result
+
+
 def random_baseline(num_clips: Iterable[int], groups: Sequence | None = None) -> dict[str, Any]:
     """Expected metrics of random orders for these clip counts, broken down as in `score`."""
     nclips = np.fromiter(num_clips, np.int64)
-    groups = None if groups is None else _check_groups(groups, len(nclips))
+    groups = None if groups is None else _groups(groups, len(nclips))
     expected = np.zeros((int(nclips.max(initial=0)) + 1, len(RATES)))  # unparsed_rate: 0
     sampled: set[str] = set()
     for n in map(int, np.unique(nclips)):
@@ -340,25 +308,36 @@ def random_baseline(num_clips: Iterable[int], groups: Sequence | None = None) ->
 _random_baseline = random_baseline  # `score`'s argument of that name hides it
 
 
-def _check_groups(groups: Any, count: int) -> list[Hashable]:
+def _groups(groups: Any, count: int) -> list[Hashable]:
     if isinstance(groups, (str, bytes)) or not isinstance(groups, Iterable):
         raise ValueError(f"groups must be a list with one label per example, got {groups!r}")
-    groups = list(groups)
+    groups = [x.item() if isinstance(x, np.generic) else x for x in groups]
     if len(groups) != count:
         raise ValueError(f"groups has {len(groups)} labels for {count} examples")
     for i, label in enumerate(groups):
         if label is None or not isinstance(label, Hashable):
             raise ValueError(f"groups[{i}] is {_short(label)}; a group label must be hashable")
-    return [x.item() if isinstance(x, np.generic) else x for x in groups]
+    return groups
 
 
-def _check_options(confidence_level: float | None, bootstrap_iterations: int) -> None:
-    if confidence_level is not None and not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be between 0 and 1, got {confidence_level}")
-    if isinstance(bootstrap_iterations, bool) or not isinstance(bootstrap_iterations, int):
-        raise ValueError(f"bootstrap_iterations must be an int, got {bootstrap_iterations!r}")
-    if bootstrap_iterations < 1:
-        raise ValueError(f"bootstrap_iterations must be at least 1, got {bootstrap_iterations}")
+def _bootstrap_options(level: float | None, resamples: int, seed: int) -> tuple | None:
+    """The checked (level, resamples, generator) of `_breakdowns`, None without a level."""
+    if isinstance(resamples, bool) or not isinstance(resamples, int):
+        raise ValueError(f"bootstrap_iterations must be an int, got {resamples!r}")
+    if resamples < 1:
+        raise ValueError(f"bootstrap_iterations must be at least 1, got {resamples}")
+    if level is not None and not 0 < level < 1:
+        raise ValueError(f"confidence_level must be between 0 and 1, got {level}")
+    return None if level is None else (float(level), resamples, np.random.default_rng(seed))
+
+
+def _as_list(seqs: Any, kind: str) -> list[Any]:
+    """Predictions or references as a list (from Arrow arrays, columns, 2-D arrays too)."""
+    if hasattr(seqs, "to_pylist"):
+        return seqs.to_pylist()
+    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable):
+        raise ValueError(f"{kind} must be a list of sequences, got {type(seqs).__name__}")
+    return list(seqs)
 
 
 def score(
@@ -376,39 +355,35 @@ def score(
     tools): the arguments of ``compute``, as lists, numpy arrays or Arrow arrays."""
     if predictions is None or references is None:
         raise ValueError("both predictions and references are required")
-    _check_options(confidence_level, bootstrap_iterations)
-    refs = [_reference_labels(r, i) for i, r in enumerate(_as_list(references, "references"))]
+    bootstrap = _bootstrap_options(confidence_level, bootstrap_iterations, seed)
+    refs = [_reference(r, i) for i, r in enumerate(_as_list(references, "references"))]
     predictions = _as_list(predictions, "predictions")
     if len(predictions) != len(refs):
         raise ValueError(f"got {len(predictions)} predictions for {len(refs)} references")
-    pred = [_prediction_tokens(p) for p in predictions]  # (tokens or None, what is wrong)
-    values = np.array(
-        [(*example_metrics(t or [], r), t is None) for (t, _), r in zip(pred, refs, strict=True)],
-        dtype=float,
-    ).reshape(-1, len(RATES))
+    groups = None if groups is None else _groups(groups, len(refs))
+    rows = []
+    for i, (pred, ref) in enumerate(zip(predictions, refs, strict=True)):
+        tokens, note = _prediction(pred)
+        rows.append((*example_metrics(tokens or [], ref), tokens is None))
+        if strict and rows[-1][METRICS.index("invalid_rate")]:
+            raise ValueError(
+                f"example {i}: prediction {_short(pred)} is not a permutation of the "
+                f"reference {ref}: {_problem(tokens or [], ref, note)}"
+            )
+    values = np.array(rows, dtype=float).reshape(-1, len(RATES))
     nclips = np.fromiter(map(len, refs), np.int64, len(refs))
-    checked = None if groups is None else _check_groups(groups, len(refs))
-    if strict and (invalid := values[:, METRICS.index("invalid_rate")] > 0).any():
-        i = int(np.argmax(invalid))  # the first invalid prediction, as given, and its faults
-        raise ValueError(
-            f"example {i}: prediction {_short(predictions[i])} is not a permutation of the "
-            f"reference {refs[i]}: {_problem(pred[i][0] or [], refs[i], pred[i][1])}"
-        )
-    bootstrap = None
-    if confidence_level is not None:
-        bootstrap = (float(confidence_level), bootstrap_iterations, np.random.default_rng(seed))
-    result = _breakdowns(values, nclips, checked, bootstrap)
+    result = _breakdowns(values, nclips, groups, bootstrap)
     if bootstrap is not None:
         result.update(confidence_level=bootstrap[0], bootstrap_iterations=bootstrap_iterations)
     if random_baseline:
-        result["random_baseline"] = _random_baseline(nclips, checked)
+        result["random_baseline"] = _random_baseline(nclips, groups)
     return result
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SpliceMetric(evaluate.Metric):
-    """SPLICE clip-ordering metrics. Configs: ``default`` (label sequences) and ``text``
-    (raw model answers, read with ``parse_order``); both accept either kind in compute."""
+    """SPLICE clip-ordering metrics. Configs: ``default`` (label sequences), ``text`` (raw
+    model answers, read with ``parse_order``), and the question formats of ``questions.py``."""
 
     def _info(self) -> evaluate.MetricInfo:
         labels = datasets.List(datasets.Value("int64"))
@@ -422,13 +397,11 @@ class SpliceMetric(evaluate.Metric):
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs) -> None:
-        """Store predictions in a form Arrow keeps exactly (its int cast truncates 1.5)."""
-        if predictions is not None and self.config_name in QUESTION_CONFIGS:  # questions.py
-            predictions = [storable(p) for p in predictions]
-        elif predictions is not None:
+        """Check the examples and store them as Arrow keeps them exactly."""
+        if predictions is not None:
             predictions = [self._storable(p, i) for i, p in enumerate(predictions)]
         if references is not None and self.config_name not in QUESTION_CONFIGS:
-            references = [_reference_labels(r, i) for i, r in enumerate(references)]
+            references = [_reference(r, i) for i, r in enumerate(references)]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs) -> None:
@@ -436,8 +409,11 @@ class SpliceMetric(evaluate.Metric):
         self.add_batch(predictions=[prediction], references=[reference], **kwargs)
 
     def _storable(self, prediction: Any, index: int) -> Any:
+        """Text for the ``text`` and question configs, else tokens (None: unparsed)."""
+        if self.config_name in QUESTION_CONFIGS:
+            return storable(prediction)
         if self.config_name != "text":
-            return _prediction_tokens(prediction)[0]  # None: unparsed, kept apart by Arrow
+            return _prediction(prediction)[0]
         if prediction is not None and not isinstance(prediction, str):
             raise ValueError(
                 f"prediction {index}: the 'text' config stores strings, got "

@@ -255,6 +255,11 @@ LOOP = ("Video 1: the person cuts. Answer: Step 2: then: Video 3: wait: " * 600)
         "<order>" * 30_000,
         "```" + "a" * 200_000,
         "Final answer: 1, 2, 3. " * 9_000,
+        "answer: 1 " * 20_000,  # cues with no sentence end: never sliced to the end
+        # a label longer than int() reads (4,300 digits) raised ValueError
+        "<order>" + "1" * 4_500 + "\n2</order>",
+        "Video 1: " + "9" * 5_000 + ", Video 2: 1",
+        "<order>Video " + "1" * 5_000 + ", Video 2</order>",
     ],
     ids=lambda t: f"{t[:12]!r}x{len(t)}",
 )
