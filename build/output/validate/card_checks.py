@@ -19,6 +19,7 @@ from splice_build.output.card import (
     table1_rows,
     table6_rows,
 )
+from splice_build.output.card_reader import CardInfo, read_card
 from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
@@ -29,10 +30,8 @@ from splice_dataset import (
     CARD,
     DEFAULT_CONFIG,
     WRITTEN_CONFIGS,
-    CardInfo,
     columns,
     data_files_pattern,
-    read_card,
 )
 
 
@@ -48,7 +47,7 @@ def recorded_tolerance(card: CardInfo) -> float | None:
 def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) -> list[Problem]:
     """Compare the card with what the shards hold, computed by the very ``WriteResult``
     methods and table formatting the card was rendered from (``card``: the card as
-    `splice_dataset.read_card` gave it, if already read)."""
+    `card_reader.read_card` gave it, if already read)."""
     card = card or read_card(root)
     if card.problem:
         return [Problem(CARD, card.problem)]
