@@ -144,6 +144,18 @@ def test_a_bare_name_is_a_folder_only_where_one_of_that_name_is(demo_build, tmp_
     assert _bare_load(elsewhere, cache) == f"rows {rows}"  # offline: the cached copy
 
 
+def test_one_hub_id_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`is_hub_id`, the rule of every source (`load`, `--data`, `SPLICE_DATA`, the release's
+    SOURCE): ORG/NAME naming no path here; a bare name is a missing folder, and a folder of
+    the Hub id's name is that folder."""
+    monkeypatch.chdir(tmp_path)
+    assert sd.is_hub_id("ORG/splice-1.0") and sd.is_hub_id(Path("ORG/NAME"))
+    for other in ("splice", "ORG/NAME/x", "/ORG/NAME", "-ORG/NAME", "ORG/ NAME", ""):
+        assert not sd.is_hub_id(other), other
+    (tmp_path / "ORG" / "NAME").mkdir(parents=True)
+    assert not sd.is_hub_id("ORG/NAME")
+
+
 # --- undecoded ---------------------------------------------------------------------
 
 
