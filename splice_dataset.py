@@ -1,8 +1,8 @@
-"""SPLICE: the dataset's one definition (schema, configs, layout), its loader and its builder.
+"""SPLICE: the dataset's one definition (schema, configs, layout) and its loader.
 
 Every writer, loader, card generator and test imports the schema from here, so that the
 clip shards, the text shards, the card's YAML and the checks cannot drift apart.
-``datasets`` is imported on first use (``features``, ``load``, ``Splice``), not with the
+``datasets`` is imported on first use (``features``, ``load``), not with the
 module: its names and layout are all the validator's and the cutter's workers need, and
 importing ``datasets`` costs each of them over a second and about 100 MB.
 
@@ -21,27 +21,19 @@ shards hold the same clip bytes in the same row groups, written with Parquet
 content-defined chunking, so the Hub's chunk-deduplicating storage keeps them once.
 
 After the schema: ``load()`` (``load_dataset`` with the schema, clips left undecoded when
-torchcodec is missing), ``undecoded()`` and the ``Splice`` builder. What a model needs
-(frame sampling, the paper's prompts, chat messages) lives beside the runner in
-``splice_eval.sampling`` and ``splice_eval.prompts``, which import this module, never the
-reverse.
+torchcodec is missing), ``undecoded()`` and ``is_hub_id``, the Hub-id rule of every
+source. The one other reader of a build's rows is ``splice_eval.builddata.iter_rows``
+(pyarrow, for the organiser's tools); of its card, ``splice_build.output.card_reader``.
+Model-side needs (sampling, prompts) live in ``splice_eval``, which imports this module.
 
 Which ``datasets`` version does what (run here on datasets 5.2, and by the tests on
 ``DATASETS_MIN_VERSION``, setup.cfg's floor: the schema needs datasets >= 4.0 for
 ``datasets.List`` and the torchcodec-backed ``datasets.Video``; ``load(...,
 streaming=True)`` needs 4.2, whose Parquet reader first takes ``fragment_scan_options``):
 
-* ``load_dataset(folder_or_hub_id, "video_text")`` needs nothing from this file: it reads
-  the Parquet shards and the card's YAML ``configs:`` (with per-config ``columns:``), also
-  with ``streaming=True``.
-* Loading scripts are gone since datasets 4.0: ``load_dataset`` never runs this file and
-  ``trust_remote_code=True`` does not change that. On datasets 3.x and older it cannot act
-  as a script either (no ``datasets.List`` there).
-* ``Splice`` is a ``GeneratorBasedBuilder`` that datasets still runs when it is
-  instantiated directly: ``Splice(config_name="text", data_dir=folder, cache_dir=d)``, then
-  ``download_and_prepare()`` and ``as_dataset()``, or ``as_streaming_dataset(split=...)``
-  (checked on 5.2 and on ``DATASETS_MIN_VERSION``). Its cache path has
-  no hash of this code: pass ``hash=`` or a fresh ``cache_dir`` after changing it.
+* ``load_dataset(folder_or_hub_id, "video_text")`` needs nothing from this file (no
+  script, no builder: datasets 4.0 dropped loading scripts): it reads the Parquet shards
+  and the card's YAML ``configs:``, also with ``streaming=True``.
 * ``datasets.Video`` decodes with torchcodec only (which needs torch). Without it rows
   fail on access; ``load()`` and ``undecoded()`` return clips as ``{"bytes", "path"}``, and
   ``splice_eval.sampling.sample_frames`` takes either form and decodes with PyAV.
@@ -51,8 +43,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,8 +168,7 @@ def columns(config: str) -> tuple[str, ...]:
 
 
 def features(config: str) -> datasets.Features:
-    """The `datasets.Features` of a config (a question config too): exactly the columns its
-    shards hold."""
+    """The `datasets.Features` of a config (a question config too): its shards' columns."""
     if config in TEXT_QUESTION_CONFIGS:
         return question_features(*TEXT_QUESTION_CONFIGS[config])
     import datasets
@@ -188,8 +177,7 @@ def features(config: str) -> datasets.Features:
 
 
 def shard_dir(config: str) -> str:
-    """Folder (relative to a build) of the shards a config reads, and only it reads: the
-    config's own name, so the Hub fetches exactly one config's files for it."""
+    """A config's shard folder in a build: its own name (the Hub fetches only its files)."""
     if config not in TEXT_QUESTION_CONFIGS:
         _check_config(config)
     return config
@@ -223,8 +211,7 @@ def _check_written_questions(config: str, fmt: str, seed: int) -> None:
 
 
 def _check_config(config: str) -> None:
-    """Refuse a name that is no config; every caller has already taken the question
-    configs, but the refusal names all that are accepted (`WRITTEN_CONFIGS`)."""
+    """Refuse a name that is no config, naming every one accepted (`WRITTEN_CONFIGS`)."""
     if config not in CONFIGS:
         accepted = ", ".join(WRITTEN_CONFIGS)
         raise ValueError(f"unknown SPLICE config {config!r}; expected one of {accepted}")
@@ -255,13 +242,13 @@ def loading_features(config: str, decode: bool = True) -> datasets.Features:
 def undecoded(ds: Any) -> Any:
     """A Dataset / IterableDataset whose clips come back as `{"bytes", "path"}` dicts.
 
-    Works on anything `load_dataset` or `Splice.as_dataset()` returns; a dataset without
-    a clip column is returned unchanged. A map-style `Dataset` keeps its memory-mapped
-    table, selection and format (`cast_column` would rewrite every clip byte: `List(Video())`
-    has no decode-only fast path in datasets 5.2): `select_columns` of every column copies
-    nothing, and only the copy's features change. The copy gets a fresh random fingerprint,
-    since datasets has no public way to derive one from `ds`'s and a shared one would let a
-    later `map` reuse a cache computed from the decoded clips.
+    Works on anything `load_dataset` returns; a dataset without a clip column is returned
+    unchanged. A map-style `Dataset` keeps its memory-mapped table, selection and format
+    (`cast_column` would rewrite every clip byte: `List(Video())` has no decode-only fast
+    path in datasets 5.2): `select_columns` of every column copies nothing, and only the
+    copy's features change. The copy gets a fresh random fingerprint, since datasets has no
+    public way to derive one from `ds`'s and a shared one would let a later `map` reuse a
+    cache computed from the decoded clips.
     """
     feats = getattr(ds, "features", None)
     if feats is None or CLIPS not in feats:
@@ -327,7 +314,7 @@ def load(
     src = os.fspath(source)
     if os.path.exists(src) and not os.path.isdir(src):
         raise ValueError(f"SPLICE source {src!r} is a file; expected a built folder or a Hub id")
-    if not os.path.isdir(src) and not HUB_ID_RE.match(src):
+    if not os.path.isdir(src) and not is_hub_id(src):
         # datasets would read it as a Hub id, retry the Hub, and then quietly return any
         # cached dataset of that name: a local build must never be swapped for another.
         raise FileNotFoundError(
@@ -431,13 +418,20 @@ def question_batch(
     return {c: [q[c] for q in asked] for c in question_columns(config)}
 
 
-# --- the builder (datasets 4/5: instantiate directly) ----------------------------------
+# --- sources and shards -----------------------------------------------------------------
 
-_BUILDER_VERSION = "1.0.0"
 # A Hub dataset id as `load` accepts one: ORG/NAME (a bare name is read as a missing folder).
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-# The inverse of `shard_name`: the builder and `splice validate` both read names with it.
+# The inverse of `shard_name`: the build readers and `splice validate` read names with it.
 SHARD_NAME_RE = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
+CARD = "README.md"  # a build's dataset card: YAML header (configs, splice_build) + text
+
+
+def is_hub_id(source: str | os.PathLike) -> bool:
+    """THE Hub-id rule of every ``--data``/source: ``ORG/NAME`` (`HUB_ID_RE`) naming no
+    path here (a folder of that name is the folder)."""
+    text = os.fspath(source)
+    return not os.path.exists(text) and bool(HUB_ID_RE.match(text))
 
 
 def shard_files(folder: str | os.PathLike, config: str) -> dict[str, list[Path]]:
@@ -453,150 +447,3 @@ def shard_files(folder: str | os.PathLike, config: str) -> dict[str, list[Path]]
     if not found:
         raise FileNotFoundError(f"{base}: no shards named like {shard_name(SPLIT, 0, 1)}")
     return found
-
-
-CARD = "README.md"  # a build's dataset card: YAML header (configs, splice_build) + text
-
-
-@dataclass(frozen=True)
-class CardInfo:
-    """A build's card (README.md), read once by its ONE reader, `read_card`: what the
-    builder's `DatasetInfo`, the runners, scoring, `splice validate` and `splice publish`
-    take from it. Nothing here is proven: `splice validate` checks it against the shards."""
-
-    description: str = ""
-    citation: str = ""
-    license: str = ""
-    # The card's ``splice_build.stand_in``: its clips were cut from rendered stand-in videos
-    # (the demo's), not COIN's; `splice publish` refuses such a build, `splice report` says so.
-    stand_in: bool = False
-    # ``splice_build.build_id``: the build's identity (64 hex digits, a digest of every
-    # row's values; see `splice_build.output.identity`), "" for a card without one.
-    build_id: str = ""
-    seed: int | None = None  # ``splice_build.seed``: the shuffle's seed
-    configs: tuple[dict[str, Any], ...] = ()  # the YAML's ``configs:`` entries, as written
-    splice_build: dict[str, Any] = field(default_factory=dict)  # the whole block
-    data: dict[str, Any] = field(default_factory=dict)  # the whole YAML header
-    text: str = ""  # the card's Markdown after the header
-    problem: str = ""  # why there is no card to read ("" when it read)
-
-
-def read_card(folder: str | os.PathLike) -> CardInfo:
-    """The card of a built folder: its YAML (configs, ``splice_build`` with the build's
-    identity, seed, stand-in flag), its description (the text before its first section),
-    BibTeX citation and licence, so the builder repeats the card instead of a copy of it.
-    A missing or unparsable card is a `CardInfo` whose ``problem`` says why."""
-    from huggingface_hub import DatasetCard
-
-    path = Path(folder) / CARD
-    if not path.is_file():
-        return CardInfo(problem="missing: the configs are defined by the card's YAML")
-    try:
-        card = DatasetCard.load(path)
-        data = card.data.to_dict()
-    except Exception as exc:  # yaml and huggingface_hub raise several kinds
-        return CardInfo(problem=f"does not parse as a dataset card: {exc}")
-    body = card.text
-    first_section = body.find("\n## ")
-    intro = body if first_section < 0 else body[:first_section]
-    intro_lines = [line for line in intro.strip().splitlines() if not line.startswith("# ")]
-    cite = re.search(r"^## Citation\s*```bibtex\n(.*?)```", body, re.S | re.M)
-    lic = data.get("license") or ""
-    built = data.get("splice_build")
-    built = built if isinstance(built, dict) else {}
-    configs = data.get("configs")
-    seed = built.get("seed")
-    return CardInfo(
-        description="\n".join(intro_lines).strip(),
-        citation=cite.group(1).strip() if cite else "",
-        license=", ".join(lic) if isinstance(lic, list) else str(lic),
-        stand_in=bool(built.get("stand_in", False)),
-        build_id=str(built.get("build_id") or ""),
-        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-        configs=tuple(configs) if isinstance(configs, list) else (),
-        splice_build=built,
-        data=data,
-        text=body,
-    )
-
-
-def __getattr__(name: str) -> Any:
-    """``splice_dataset.Splice``, the builder, made on first use (it subclasses a
-    ``datasets`` class, and ``datasets`` is imported only when needed)."""
-    if name == "Splice":
-        return _builder()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@cache
-def _builder() -> type:
-    import datasets
-
-    version = datasets.Version(_BUILDER_VERSION)
-
-    class Splice(datasets.GeneratorBasedBuilder):
-        """SPLICE from a built folder: `Splice(config_name=..., data_dir=folder)`.
-
-        Yields exactly what `load_dataset(folder, config)` gives (same rows, same order, same
-        features), reading one Parquet row group at a time and only the config's columns.
-        """
-
-        VERSION = version
-        BUILDER_CONFIGS = [
-            datasets.BuilderConfig(name=c, version=version, description=c) for c in CONFIGS
-        ]
-        DEFAULT_CONFIG_NAME = DEFAULT_CONFIG
-        # Rows hold a few MB of clips; keep the writer's batches small.
-        DEFAULT_WRITER_BATCH_SIZE = 64
-
-        def _info(self) -> datasets.DatasetInfo:
-            card = read_card(self.config.data_dir) if self.config.data_dir else CardInfo()
-            return datasets.DatasetInfo(
-                description=card.description,
-                features=features(self.config.name),
-                citation=card.citation,
-                license=card.license,
-            )
-
-        def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
-            data_dir = self.config.data_dir
-            if not data_dir:
-                raise ValueError("Splice needs data_dir=<a built SPLICE folder>")
-            return [
-                datasets.SplitGenerator(name=split, gen_kwargs={"files": [str(p) for p in files]})
-                for split, files in shard_files(data_dir, self.config.name).items()
-            ]
-
-        def _generate_examples(self, files: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
-            import pyarrow.parquet as pq
-
-            cols = list(columns(self.config.name))
-            for file in files:
-                # The index in the shard's own name keeps keys stable when datasets splits
-                # `files` between processes or streaming workers.
-                shard_index = int(SHARD_NAME_RE.match(Path(file).name)["i"])
-                pf = pq.ParquetFile(file)
-                missing = [c for c in cols if c not in pf.schema_arrow.names]
-                if missing:
-                    raise ValueError(
-                        f"{file}: missing column(s) {missing} of config {self.config.name}"
-                    )
-                row = 0
-                for group in range(pf.num_row_groups):
-                    table = pf.read_row_group(group, columns=cols)
-                    for batch in table.to_batches(max_chunksize=16):
-                        for example in batch.to_pylist():
-                            yield _example_key(shard_index, row), example
-                            row += 1
-
-    Splice.__qualname__ = "Splice"  # pickled by reference as splice_dataset.Splice
-    return Splice
-
-
-def _example_key(shard_index: int, row: int) -> Any:
-    """(shard, row) keys: stable across runs; `Key` lets datasets 5 count rows per shard."""
-    try:
-        from datasets.builder import Key
-    except ImportError:  # datasets 4.x
-        return f"{shard_index}:{row}"
-    return Key(shard_index, row)

@@ -33,6 +33,7 @@ from pathlib import Path
 import splice_dataset as schema
 from splice_build.cli import int_at_least
 from splice_build.errors import UserError, read_text
+from splice_build.output.card_reader import read_card
 from splice_metric import score
 
 from . import data_source
@@ -134,7 +135,7 @@ def write_key(path: Path, build: Path, seed: int, assignments: Sequence[Assignme
     data = {
         "build": str(build),
         # the build's identity, which the human predictions then record (`ingest`)
-        "build_id": schema.read_card(build).build_id or None,
+        "build_id": read_card(build).build_id or None,
         "seed": seed,
         "assignments": [asdict(a) for a in assignments],
     }

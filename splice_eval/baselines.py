@@ -40,12 +40,13 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.errors import UserError, read_bytes
 from splice_build.output.card import markdown_table
+from splice_build.output.card_reader import read_card
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
 from . import data_source, prompts, sampling
-from .builddata import build_id, iter_rows
+from .builddata import iter_rows
 from .predictions import Prediction, project_version, write_predictions
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
@@ -307,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
             if asked
             else run_baseline(args.name, data, config, args.seed),
             baseline_metadata(args.name, config, args.seed)
-            | {"build_id": build_id(data) or None}  # the build answered
+            | {"build_id": read_card(data).build_id or None}  # the build answered
             | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks

@@ -25,15 +25,6 @@ class NotABuild(UserError):
     """The folder given as a build has no shards of the config asked for."""
 
 
-def build_id(build: str | Path) -> str:
-    """The build's identity as its card records it (``splice_build.build_id``, read by
-    ``splice_dataset.read_card``); "" for a Hub id (`data_source.local_build` gives its card's
-    folder) or a card without one."""
-    if not Path(build).is_dir():
-        return ""
-    return schema.read_card(build).build_id
-
-
 def iter_rows(
     build: str | Path, config: str, columns: Sequence[str] | None = None, batch_size: int = 16
 ) -> Iterator[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """What every ``--data`` (``splice run``, ``score``, ``report``, ``baseline``; the BUILD of
 ``annotate export``) takes: a built folder, or a Hub dataset id ``ORG/NAME`` (the one rule,
-`splice_dataset.HUB_ID_RE`).
+`splice_dataset.is_hub_id`).
 
 The readers of the organiser's side (`builddata`: score, report, baselines, the human
 protocol) read Parquet files, so a Hub id becomes the Hub cache's snapshot of just the
@@ -26,18 +26,12 @@ DATA_HELP = "a built SPLICE folder or a Hub dataset id ORG/NAME"
 REACH_TIMEOUT = 5.0
 
 
-def is_hub_id(data: str | os.PathLike) -> bool:
-    """``data`` names a Hub dataset (and no folder of that name is here)."""
-    text = os.fspath(data)
-    return not os.path.exists(text) and bool(schema.HUB_ID_RE.match(text))
-
-
 def local_build(
     data: str | os.PathLike, configs: Sequence[str] | None = None, option: str = "--data"
 ) -> Path:
     """A build folder to read: ``data`` itself, or the Hub cache's snapshot of its
     ``configs``' shards and card (every file when None), fetched when not there yet."""
-    if not is_hub_id(data):
+    if not schema.is_hub_id(data):
         return Path(data)
     repo = os.fspath(data)
     patterns = (
@@ -59,7 +53,7 @@ def stream_source(data: str, config: str, option: str = "--data") -> str:
     """What ``splice run`` hands `splice_dataset.load`: a folder as given; a Hub id's
     cached snapshot when it holds ``config``; else the Hub id itself (streamed), once the
     Hub is known to be reachable."""
-    if not is_hub_id(data):
+    if not schema.is_hub_id(data):
         return data
     cached = _cached(data, ["README.md", f"{schema.shard_dir(config)}/*"])
     if cached is not None and (cached / schema.shard_dir(config)).is_dir():

@@ -38,24 +38,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import splice_formats
 from splice_build.errors import UserError, read_text, require
 from splice_dataset import CONFIGS
-from splice_eval import probes
 
 FIELDS = ("video_id", "config", "model", "raw_output", "order")  # the rest is `extra`
 METADATA_KEY = "splice_metadata"
 # Metadata that may differ between runs appending to one file: where the server was and
 # which release asked do not change what the answers mean; everything else does.
 VOLATILE_METADATA = frozenset({"endpoint", "splice_version", "created"})
-# Settings recorded only since a later release, with what a file written before meant: a
-# file without them was made under these values, so resuming it with them is no change.
-METADATA_DEFAULTS = {
-    "probe": probes.NONE,
-    "probe_seed": probes.DEFAULT_SEED,
-    "format": splice_formats.ORDER,
-    "question_seed": splice_formats.DEFAULT_SEED,
-}
 # Kept in a Prediction's ``extra`` for a row read from lmms-eval's ``--log_samples``.
 LMMS_DOC_ID = "lmms_doc_id"
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output
@@ -102,20 +92,10 @@ def metadata_line(metadata: dict[str, Any]) -> str:
     return json.dumps({METADATA_KEY: metadata}, ensure_ascii=False, sort_keys=True)
 
 
-def _current_spelling(key: str, value: Any) -> Any:
-    """A setting as this release spells it: files written before the sampler's long-side
-    cap was called ``long_side`` record it in ``frames`` as ``max_side``, the same setting."""
-    if key == "frames" and isinstance(value, dict) and "max_side" in value:
-        value = {("long_side" if k == "max_side" else k): v for k, v in value.items()}
-    return value
-
-
 def metadata_conflict(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """The first setting (by name) on which two files' metadata differ, or None."""
     for key in sorted((set(old) | set(new)) - VOLATILE_METADATA):
-        was, now = (
-            _current_spelling(key, m.get(key, METADATA_DEFAULTS.get(key))) for m in (old, new)
-        )
+        was, now = old.get(key), new.get(key)
         if was != now:
             return f"{key} {was!r} (in the file) vs {now!r} (this run)"
     return None

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.output.card import markdown_table
+from splice_build.output.card_reader import read_card
 from splice_build.output.stats import BIN_LABELS, duration_bin
 from splice_metric import PAPER_METRICS, random_baseline
 
@@ -444,7 +444,7 @@ def write_report(
     paper's rows beside the report's own, runs named by ``aliases``)."""
     out = Path(out)
     meta = read_meta(build)
-    card = schema.read_card(build)
+    card = read_card(build)
     every = load_runs(prediction_files)  # the question formats' runs: their own section
     notes = scoring.check_builds(every, build, card.build_id, allow_other=allow_other_build)
     out.mkdir(parents=True, exist_ok=True)

@@ -38,15 +38,15 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import INTERRUPTED_EXIT, UserError
+from splice_build.output.card_reader import read_card
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
+from splice_build.remote.redact import RedactingFilter, Redactor, public_url
 from splice_eval import frame_cache, probes, prompts, question_scores, scoring
-from splice_eval.builddata import build_id
 from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.data_source import DATA_HELP, local_build, stream_source
 from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.local import options as local_options
 from splice_eval.predictions import project_version
-from splice_eval.redact import RedactingFilter, Redactor, public_url
 from splice_eval.resume import is_answered
 from splice_eval.sampling import FrameSpec
 from splice_eval.score import format_table
@@ -266,7 +266,7 @@ def run_metadata(
         "splice_version": project_version(),
         # the build asked (its card's identity): resuming on, or scoring against, another
         # build is refused; a Hub id's card alone is fetched (or taken from the Hub cache)
-        "build_id": build_id(local_build(args.data, ())) or None,
+        "build_id": read_card(local_build(args.data, ())).build_id or None,
     }
 
 

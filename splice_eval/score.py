@@ -19,8 +19,9 @@ import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
+from splice_build.output.card_reader import read_card
 from splice_eval import data_source, question_scores
-from splice_eval.builddata import NotABuild, build_id, read_meta
+from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
 from splice_eval.scoring import (
@@ -291,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         data = data_source.local_build(args.data, ("text",))
         answers = read_answers(data)
-        data_build = build_id(data)
+        data_build = read_card(data).build_id
         notes: list[str] = []
 
         def check(runs: list[Run]) -> None:

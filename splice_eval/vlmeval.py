@@ -81,12 +81,12 @@ VARIANTS: dict[str, Variant] = {
 
 def data_source() -> str:
     """The build folder (absolute) or Hub id the class reads; a UserError naming what was
-    given when it is neither (``splice_dataset.HUB_ID_RE`` is the rule for a Hub id)."""
+    given when it is neither (``splice_dataset.is_hub_id`` is the rule for a Hub id)."""
     given = os.environ.get(DATA_ENV, "").strip() or DEFAULT_DATA
     path = Path(given).expanduser()
     if path.is_dir():
         return str(path.resolve())
-    if path.exists() or not schema.HUB_ID_RE.match(given):
+    if not schema.is_hub_id(given):
         raise UserError(
             f"SPLICE data {given!r}: not a built SPLICE folder or a Hub id ORG/NAME "
             f"(give --splice-data or set {DATA_ENV}; `splice demo` builds {DEFAULT_DATA})"
@@ -107,9 +107,9 @@ def source_rows(source: str, config: str) -> Iterator[dict[str, Any]]:
 
 def build_id_of(source: str) -> str | None:
     """The build's identity from its card, when the source is a folder whose card has one."""
-    if not Path(source).is_dir():
-        return None
-    return schema.read_card(source).build_id or None
+    from splice_build.output.card_reader import read_card
+
+    return read_card(source).build_id or None
 
 
 def media_root() -> Path:

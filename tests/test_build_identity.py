@@ -16,6 +16,7 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.demo.run import build_demo
+from splice_build.output.card_reader import read_card
 from splice_eval.predictions import read_metadata, read_predictions
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_runner import oracle, rows_of
@@ -41,7 +42,7 @@ def lmms_utils():
 
 
 def short(build: Path) -> str:
-    return schema.read_card(build).build_id[:16]
+    return read_card(build).build_id[:16]
 
 
 def run_oracle(data: Path, rows: list[dict], out: Path, capsys) -> tuple[int, str]:
@@ -58,10 +59,10 @@ def score(args: list[str], capsys) -> tuple[int, str, str]:
 
 
 def test_the_card_records_one_identity_per_build(demo_build, reseeded):
-    ids = [schema.read_card(b).build_id for b in (demo_build, reseeded)]
+    ids = [read_card(b).build_id for b in (demo_build, reseeded)]
     assert all(HEX64.match(i) for i in ids) and ids[0] != ids[1]
-    card = schema.read_card(demo_build)
-    assert card.seed == 0 and schema.read_card(reseeded).seed == 1
+    card = read_card(demo_build)
+    assert card.seed == 0 and read_card(reseeded).seed == 1
     assert set(card.splice_build["config_digests"]) == set(schema.WRITTEN_CONFIGS)
     assert all(
         name.split("/")[0] in schema.WRITTEN_CONFIGS for name in card.splice_build["shard_digests"]
@@ -86,7 +87,7 @@ def test_the_identity_follows_the_rows_not_the_bytes(demo_build, tmp_path):
         return WriteResult(out, schema.SPLIT, shards, ()).digests()
 
     before = digests()
-    assert before.build_id == schema.read_card(demo_build).build_id
+    assert before.build_id == read_card(demo_build).build_id
     text = schema.shard_files(out, "text")[schema.SPLIT][0]
     table = pq.read_table(text)
     old = text.read_bytes()
@@ -107,7 +108,7 @@ def test_a_perfect_models_file_is_refused_on_a_rebuild_under_another_seed(
     out = tmp_path / "oracle.jsonl"
     code, _ = run_oracle(demo_build, rows, out, capsys)
     assert code == 0
-    assert read_metadata(out)["build_id"] == schema.read_card(demo_build).build_id
+    assert read_metadata(out)["build_id"] == read_card(demo_build).build_id
     own, other = short(demo_build), short(reseeded)
 
     # splice run: the same command on the rebuild refuses to resume, naming both builds
@@ -122,7 +123,7 @@ def test_a_perfect_models_file_is_refused_on_a_rebuild_under_another_seed(
     assert code == 0 and "note:" not in text
     result = json.loads((tmp_path / "s.json").read_text())
     assert result["runs"][0]["binary_accuracy"] == 1.0
-    assert result["build_id"] == schema.read_card(demo_build).build_id
+    assert result["build_id"] == read_card(demo_build).build_id
     code, _, err = score([str(out), "--data", str(reseeded)], capsys)
     assert code == 2 and own in err and other in err and "--allow-other-build" in err
     code, text, _ = score([str(out), "--data", str(reseeded), "--allow-other-build"], capsys)
@@ -176,19 +177,19 @@ def test_baselines_and_lmms_samples_carry_the_identity(demo_build, tmp_path, mon
     out = tmp_path / "random.jsonl"
     argv = ["baseline", "random", "--data", str(demo_build), "--config", "text"]
     assert splice_main([*argv, "--out", str(out)]) == 0
-    assert read_metadata(out)["build_id"] == schema.read_card(demo_build).build_id
+    assert read_metadata(out)["build_id"] == read_card(demo_build).build_id
 
     utils = lmms_utils()
     monkeypatch.setenv(utils.DATA_ENV, str(demo_build))
     row = rows_of(demo_build, "text")[0]
     record = utils.process_results(row, ["<order>Video 1, Video 2</order>"])["binary_accuracy"]
-    assert record["build_id"] == schema.read_card(demo_build).build_id
+    assert record["build_id"] == read_card(demo_build).build_id
     logged = tmp_path / "samples.jsonl"
     logged.write_text(json.dumps({"doc_id": 0, "binary_accuracy": record}) + "\n")
     from splice_eval.scoring import read_runs
 
     (run,) = read_runs([logged], per_file=True)
-    assert run.sources[0].build_id == schema.read_card(demo_build).build_id
+    assert run.sources[0].build_id == read_card(demo_build).build_id
 
 
 def test_lmms_clip_and_probe_files_follow_the_clips_content(
@@ -261,7 +262,7 @@ def test_a_hub_id_run_records_and_checks_the_cards_identity(
     with FakeOpenAIServer(oracle(rows)) as server:
         argv = ["run", "--endpoint", server.url, "--model", "oracle", "--config", "text"]
         assert splice_main([*argv, "--data", "org/splice", "--out", str(out)]) == 0
-    assert read_metadata(out)["build_id"] == schema.read_card(demo_build).build_id
+    assert read_metadata(out)["build_id"] == read_card(demo_build).build_id
     code, text, _ = score([str(out), "--data", "org/splice"], capsys)
     assert code == 0 and "note:" not in text
     code, _, err = score([str(out), "--data", str(reseeded)], capsys)

@@ -1,18 +1,15 @@
-"""Loading a built folder: `load()` (normal and streaming, with or without torchcodec) and
-the `Splice` builder instantiated directly, against plain `load_dataset` on the same folder.
-The folder is the session's demo build (read only)."""
+"""Loading a built folder: `load()` (normal and streaming, with or without torchcodec)
+against plain `load_dataset` on the same folder. The folder is the session's demo build
+(read only)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import splice_dataset as sd
@@ -147,75 +144,29 @@ def test_a_bare_name_is_a_folder_only_where_one_of_that_name_is(demo_build, tmp_
     assert _bare_load(elsewhere, cache) == f"rows {rows}"  # offline: the cached copy
 
 
-# --- the builder -----------------------------------------------------------------------
+def test_one_hub_id_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`is_hub_id`, the rule of every source (`load`, `--data`, `SPLICE_DATA`, the release's
+    SOURCE): ORG/NAME naming no path here; a bare name is a missing folder, and a folder of
+    the Hub id's name is that folder."""
+    monkeypatch.chdir(tmp_path)
+    assert sd.is_hub_id("ORG/splice-1.0") and sd.is_hub_id(Path("ORG/NAME"))
+    for other in ("splice", "ORG/NAME/x", "/ORG/NAME", "-ORG/NAME", "ORG/ NAME", ""):
+        assert not sd.is_hub_id(other), other
+    (tmp_path / "ORG" / "NAME").mkdir(parents=True)
+    assert not sd.is_hub_id("ORG/NAME")
 
 
-def test_builder_configs() -> None:
-    assert [c.name for c in sd.Splice.BUILDER_CONFIGS] == list(sd.CONFIGS)
-    assert sd.Splice.DEFAULT_CONFIG_NAME == sd.DEFAULT_CONFIG
-
-
-@pytest.mark.parametrize("config", sd.CONFIGS)
-def test_builder_yields_the_rows_of_load_dataset(
-    demo_build: Path, loaded: dict[str, list[dict]], config: str, tmp_path: Path
-) -> None:
-    builder = sd.Splice(config_name=config, data_dir=str(demo_build), cache_dir=str(tmp_path))
-    builder.download_and_prepare()
-    ds = builder.as_dataset(split=sd.SPLIT)
-    assert ds.features == sd.features(config)
-    assert _rows(sd.undecoded(ds)) == loaded[config]
-    streamed = builder.as_streaming_dataset(split=sd.SPLIT)
-    assert _rows(sd.undecoded(streamed)) == loaded[config]
-    # The builder's info repeats the build's card.
-    card = (demo_build / "README.md").read_text(encoding="utf-8")
-    assert builder.info.license and f"license: {builder.info.license}" in card
-    assert builder.info.citation and builder.info.citation in card
-    assert builder.info.description and builder.info.description.splitlines()[0] in card
-
-
-def test_builder_twice_gives_the_same_order(demo_build: Path, tmp_path: Path) -> None:
-    ids = []
-    for run in ("a", "b"):
-        builder = sd.Splice(
-            config_name="text", data_dir=str(demo_build), cache_dir=str(tmp_path / run)
-        )
-        builder.download_and_prepare()
-        ids.append(builder.as_dataset(split=sd.SPLIT)[sd.VIDEO_ID])
-    assert list(ids[0]) == list(ids[1])
+# --- undecoded ---------------------------------------------------------------------
 
 
 def test_undecoded_keeps_selection_and_order(demo_build: Path, tmp_path: Path) -> None:
-    builder = sd.Splice(config_name="video", data_dir=str(demo_build), cache_dir=str(tmp_path))
-    builder.download_and_prepare()
-    ds = builder.as_dataset(split=sd.SPLIT)
+    ds = datasets.load_dataset(str(demo_build), "video", split=sd.SPLIT, cache_dir=str(tmp_path))
     picked = ds.shuffle(seed=3).select([1, 0])
     plain = sd.undecoded(ds)
     by_id = {r[sd.VIDEO_ID]: r for r in plain}
     got = _rows(sd.undecoded(picked))
     assert [r[sd.VIDEO_ID] for r in got] == list(picked.select_columns([sd.VIDEO_ID])[sd.VIDEO_ID])
     assert got == [by_id[r[sd.VIDEO_ID]] for r in got]
-
-
-def test_builder_errors_name_the_folder_or_file(tmp_path: Path, demo_build: Path) -> None:
-    with pytest.raises(ValueError, match="data_dir"):
-        sd.Splice(config_name="text", cache_dir=str(tmp_path / "c0")).download_and_prepare()
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(FileNotFoundError, match="empty"):
-        sd.Splice(
-            config_name="text", data_dir=str(empty), cache_dir=str(tmp_path / "c1")
-        ).download_and_prepare()
-    broken = tmp_path / "broken"
-    shutil.copytree(demo_build / sd.shard_dir("text"), broken / sd.shard_dir("text"))
-    shard = sorted((broken / sd.shard_dir("text")).glob("*.parquet"))[0]
-    table = pq.read_table(shard).drop_columns([sd.CAPTIONS])
-    pq.write_table(pa.Table.from_batches(table.to_batches(), table.schema), shard)
-    with pytest.raises(datasets.exceptions.DatasetGenerationError) as caught:
-        sd.Splice(
-            config_name="text", data_dir=str(broken), cache_dir=str(tmp_path / "c2")
-        ).download_and_prepare()
-    assert shard.name in str(caught.value.__cause__)
-    assert "captions" in str(caught.value.__cause__)
 
 
 @pytest.mark.parametrize("fmt", ["pairwise", "choice"])

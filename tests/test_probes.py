@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import re
 
 import av
@@ -216,24 +215,3 @@ def test_probe_needs_frames(demo_build, tmp_path, capsys):
     assert splice_main([*base, "--config", "video", "--as", "video", "--probe", "reversed"]) == 2
     assert "needs --as images" in capsys.readouterr().err
     assert set(PROBES) == {"none", "single-frame", "frame-shuffle", "reversed", "blind"}
-
-
-def test_a_file_from_before_probes_resumes_with_the_default_probe(demo_build, tmp_path):
-    """A file whose metadata line predates probes was made without one: resuming it with
-    the default probe is the same setting, not another one."""
-    out = tmp_path / "old.jsonl"
-    _run(demo_build, out, None)
-    lines = out.read_text().splitlines()
-    meta = json.loads(lines[0])
-    del meta["splice_metadata"]["probe"], meta["splice_metadata"]["probe_seed"]
-    out.write_text("\n".join([json.dumps(meta), *lines[1:2]]) + "\n")  # one row answered
-    with FakeOpenAIServer(_identity) as server:
-        argv = ["run", "--endpoint", server.url, "--model", "m", "--config", "video"]
-        argv += ["--data", str(demo_build), "--frames", "num_frames=4,long_side=64"]
-        argv += ["--out", str(out), "--limit", "3", "--concurrency", "1"]
-        assert splice_main(argv) == 0
-        assert len(server.requests) == 2  # the answered row is kept
-    # another probe is still refused on that file
-    with FakeOpenAIServer(_identity) as server:
-        argv[argv.index("--out") + 1] = str(out)
-        assert splice_main([*argv, "--probe", "blind"]) == 2

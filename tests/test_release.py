@@ -24,6 +24,7 @@ import pytest
 import splice_dataset as sd
 from splice_build.cli import main
 from splice_build.output import validate
+from splice_build.output.card_reader import read_card
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.records import SkipVideo
 from splice_build.remote.release import convert
@@ -522,7 +523,7 @@ def test_the_same_release_and_seed_give_the_same_bytes(imported, release_dir, tm
     ]
     assert orders[0] != orders[1] and other.problems == []
     # an import has its build identity too: the same for the same bytes, another seed's other
-    ids = [sd.read_card(o).build_id for o in (imported.out, again.out, other.out)]
+    ids = [read_card(o).build_id for o in (imported.out, again.out, other.out)]
     assert len(ids[0]) == 64 and ids[0] == ids[1] != ids[2]
     assert not list(tmp_path.glob(".*import*"))  # the import's scratch folder is gone
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import splice_dataset as schema
 from splice_build.cli import main as splice_main
+from splice_build.output.card_reader import read_card
 from splice_build.stages import taxonomy
 from splice_eval import figures, report
 from splice_eval.builddata import VideoMeta, read_meta
@@ -258,7 +258,7 @@ def test_report_on_demo_build(demo_build, tmp_path):
     assert "## How the answers were produced" in md
     assert (
         "| random | video | `random-video.jsonl` | producer splice baseline; model random; "
-        f"config video; build_id {schema.read_card(demo_build).build_id[:16]}; seed 0; "
+        f"config video; build_id {read_card(demo_build).build_id[:16]}; seed 0; "
         "splice_version "
     ) in md
     assert "| human | video | `human.jsonl` | no metadata line" in md

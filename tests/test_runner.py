@@ -295,15 +295,6 @@ def test_resume_refuses_another_runs_file(tmp_path):
         )
 
 
-def test_a_file_from_before_long_side_resumes_as_the_same_sampling():
-    """Files written when the sampler's cap was spelled max_side mean long_side (wall 8)."""
-    from splice_eval.predictions import metadata_conflict
-
-    old = {"frames": {"fps": 1.0, "max_side": 448}}
-    assert metadata_conflict(old, {"frames": {"fps": 1.0, "long_side": 448}}) is None
-    assert "frames" in metadata_conflict(old, {"frames": {"fps": 1.0, "long_side": 224}})
-
-
 def test_bad_row_is_a_row_error(tmp_path):
     def broken() -> list[dict]:
         raise ValueError("clip 2 of vidX is not a video")

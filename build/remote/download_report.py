@@ -3,7 +3,7 @@
 Written by ``splice download`` into its output folder (the build's ``--videos``), and read
 back by ``splice build``, so that a build's card states how many of its selected videos
 were unavailable. It never holds the cookies or their file's name, and URLs lose their user
-info and every query parameter but the video's own (a mirror's token).
+info and every query parameter but the video's own (a mirror's token): `redact.public_url`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from splice_build.records import DownloadOutcome
 
@@ -34,35 +33,6 @@ UNAVAILABLE_CATEGORIES = (
 )
 # "local": a problem on this machine (disk, permissions), not the video's or the network's
 FAILED_CATEGORIES = ("network", "timeout", "incomplete", "throttled", "server", "local")
-
-
-def public_template(template: str) -> str:
-    """A ``--url-template`` as a report may show it: without user info or fragment, and of
-    its query only the parameters whose value holds a placeholder (YouTube's
-    ``v={video_id}``): what names the video stays, anything else (a mirror's token) may be
-    a secret. The reports' URLs are this filled in, so they keep the id."""
-    parts = urlsplit(template)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    query = "&".join(p for p in parts.query.split("&") if "{" in p.partition("=")[2])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def template_secrets(template: str) -> list[str]:
-    """What `public_template` leaves out of a template that may be secret: the user info's
-    name and password and the query's other values, longest first, to be blanked wherever
-    a message repeats the URL (yt-dlp's errors quote it whole)."""
-    parts = urlsplit(template)
-    dropped = [p.partition("=")[2] for p in parts.query.split("&")]
-    found = {parts.username, parts.password, *(v for v in dropped if "{" not in v)}
-    return sorted((f for f in found if f), key=len, reverse=True)
-
-
-def hide_secrets(text: str, template: str) -> str:
-    """``text`` with every secret of the URL template (`template_secrets`) blanked."""
-    for secret in template_secrets(template):
-        text = text.replace(secret, "<hidden>")
-    return text
 
 
 def counts(outcomes: Sequence[DownloadOutcome]) -> dict[str, Any]:
@@ -158,10 +128,7 @@ __all__ = [
     "UNAVAILABLE_CATEGORIES",
     "counts",
     "load_report",
-    "hide_secrets",
     "missing_among",
-    "public_template",
     "summary_line",
-    "template_secrets",
     "write_report",
 ]

@@ -23,8 +23,8 @@ from typing import TextIO
 
 from huggingface_hub import HfApi, SpaceCard, get_token
 
-import splice_dataset as schema
 from splice_build.errors import UserError
+from splice_build.output.card_reader import read_card
 from splice_build.output.validate import validate_report
 from splice_build.remote.upload_plan import (
     COMMON_IGNORE_PATTERNS,
@@ -113,7 +113,7 @@ def publish_dataset(
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
     _check_repo_id(repo_id)
-    if schema.read_card(folder).stand_in:
+    if read_card(folder).stand_in:
         if not allow_stand_in:
             raise UserError(
                 f"{folder} is a stand-in build: its clips were cut from rendered stand-in "

@@ -17,6 +17,7 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.output.card import human_size
+from splice_build.output.card_reader import read_card
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 
@@ -170,11 +171,11 @@ def check_card(folder: Path, files: list[UploadFile]) -> list[str]:
 
 
 def _card_configs(folder: Path, readme: Path, uploaded: set[str]) -> tuple[list[Any], str]:
-    """The card's ``configs:`` list (read by `splice_dataset.read_card`, the one reader of
+    """The card's ``configs:`` list (read by `card_reader.read_card`, the one reader of
     a card), or the one problem that stops any further check."""
     if schema.CARD not in uploaded:
         return [], f"{readme}: missing; the card's YAML is what names the configs"
-    card = schema.read_card(folder)
+    card = read_card(folder)
     if card.problem:
         return [], f"{readme}: card YAML {card.problem}"
     if not card.configs:

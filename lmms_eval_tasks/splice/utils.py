@@ -27,7 +27,8 @@ import datasets
 import splice_dataset as schema
 import splice_formats
 import splice_metric
-from splice_eval import builddata, frame_cache, probes, prompts, sampling, scoring
+from splice_build.output.card_reader import read_card
+from splice_eval import frame_cache, probes, prompts, sampling, scoring
 from splice_metric.questions import answer_text, read_answer, score_questions
 
 # The YAML's ``generation_kwargs.max_new_tokens`` (``!function utils.MAX_NEW_TOKENS``):
@@ -76,7 +77,7 @@ def dataset_path() -> str:
     path = Path(given).expanduser()
     if path.is_dir():
         return str(path.resolve())
-    if path.exists() or not schema.HUB_ID_RE.match(given):
+    if not schema.is_hub_id(given):
         raise FileNotFoundError(f"{DATA_ENV}={given}: not a built SPLICE folder or a Hub id")
     return given
 
@@ -192,7 +193,7 @@ def _say_unwritable(root: Path, why: str) -> None:
 
 @functools.cache
 def _build_of(path: str) -> str:
-    return builddata.build_id(path)
+    return read_card(path).build_id
 
 
 def build_id() -> str:

@@ -19,6 +19,7 @@ from splice_build.output.card import (
     table1_rows,
     table6_rows,
 )
+from splice_build.output.card_reader import CardInfo, read_card
 from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
 from splice_build.output.shards import WriteResult
@@ -29,10 +30,8 @@ from splice_dataset import (
     CARD,
     DEFAULT_CONFIG,
     WRITTEN_CONFIGS,
-    CardInfo,
     columns,
     data_files_pattern,
-    read_card,
 )
 
 
@@ -48,15 +47,14 @@ def recorded_tolerance(card: CardInfo) -> float | None:
 def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) -> list[Problem]:
     """Compare the card with what the shards hold, computed by the very ``WriteResult``
     methods and table formatting the card was rendered from (``card``: the card as
-    `splice_dataset.read_card` gave it, if already read)."""
+    `card_reader.read_card` gave it, if already read)."""
     card = card or read_card(root)
     if card.problem:
         return [Problem(CARD, card.problem)]
-    data = card.data
-    problems = check_origin(root, data.get("splice_build"))
-    problems += _check_configs(data, shards.split)
-    problems += check_fingerprint(data, shards)
-    problems += _check_sizes(data, shards)
+    problems = check_origin(root, card.splice_build)
+    problems += _check_configs(card.configs, shards.split)
+    problems += check_fingerprint(card, shards)
+    problems += _check_sizes(card.data, shards)
     problems += _check_table1(card.text, shards)
     problems += check_facts(card, shards)
     return problems
@@ -181,10 +179,11 @@ def check_identity(card: CardInfo, computed: BuildDigests) -> list[Problem]:
     return problems
 
 
-def _check_configs(data: dict[str, Any], split: str) -> list[Problem]:
-    """Each config in the YAML, with its data files, columns and default flag."""
+def _check_configs(entries: tuple[dict[str, Any], ...], split: str) -> list[Problem]:
+    """Each config in the YAML (`CardInfo.configs`), with its data files, columns and
+    default flag."""
     problems = []
-    configs = {c.get("config_name"): c for c in data.get("configs") or []}
+    configs = {c.get("config_name"): c for c in entries}
     for config in WRITTEN_CONFIGS:
         entry = configs.get(config)
         if entry is None:
@@ -269,10 +268,9 @@ def _parse_table(text: str, header: tuple[str, ...]) -> list[tuple[str, ...]] | 
     return None
 
 
-def check_origin(root: Path, splice_build: Any) -> list[Problem]:
+def check_origin(root: Path, meta: dict[str, Any]) -> list[Problem]:
     """An imported build's card and its manifest must agree (and a build cut from COIN's
     videos has no manifest), so the check of the clips cannot be switched silently."""
-    meta = splice_build if isinstance(splice_build, dict) else {}
     path = root / MANIFEST
     if meta.get("origin") != ORIGIN:
         if path.exists():
@@ -286,12 +284,12 @@ def check_origin(root: Path, splice_build: Any) -> list[Problem]:
     return []
 
 
-def check_fingerprint(data: dict[str, Any], shards: WriteResult) -> list[Problem]:
+def check_fingerprint(card: CardInfo, shards: WriteResult) -> list[Problem]:
     """The shards' sha256, recomputed, against the one the card recorded when it was
     built (in full under ``splice_build``, its first 16 digits in each description)."""
     actual = shards.fingerprint()
     problems = []
-    recorded = (data.get("splice_build") or {}).get("shards_sha256")
+    recorded = card.splice_build.get("shards_sha256")
     if recorded is not None and recorded != actual:
         problems.append(
             Problem(
@@ -301,7 +299,7 @@ def check_fingerprint(data: dict[str, Any], shards: WriteResult) -> list[Problem
             )
         )
     described = 0
-    for config in data.get("configs") or []:
+    for config in card.configs:
         found = re.search(r"shards sha256 ([0-9a-f]+)", str(config.get("description") or ""))
         if found is None:
             continue

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from splice_build.output.card_reader import CardInfo, read_card
 from splice_build.output.clip_verdict import ClipRule, VerifiedClips
 from splice_build.output.identity import BuildDigests, RowsDigest, row_digest
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
@@ -43,9 +44,7 @@ from splice_dataset import (
     TEXT_QUESTION_CONFIGS,
     WEBDATASET_DIR,
     WRITTEN_CONFIGS,
-    CardInfo,
     columns,
-    read_card,
     shard_dir,
 )
 

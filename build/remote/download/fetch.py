@@ -29,6 +29,7 @@ from splice_build.remote.download.settings import (
     public_video_url,
     video_url,
 )
+from splice_build.remote.redact import Redactor, url_secrets
 from splice_build.running.report import portable
 from splice_build.stages import probe, sources
 
@@ -337,8 +338,9 @@ def _describe(info: dict[str, Any]) -> str:
 def portable_reason(reason: str, settings: DownloadSettings) -> str:
     """A reason as the report may hold it: the output folder named ``<out>``, any other
     local path by its last part (`report.portable`, the build report's rule), and the URL
-    template's secrets blanked (yt-dlp's errors quote the URL whole)."""
-    hidden = download_report.hide_secrets(reason, settings.url_template)
+    template's secrets masked by the one `redact.Redactor` (yt-dlp's errors quote the URL whole)."""
+    secrets = url_secrets(settings.url_template, keep_placeholders=True)
+    hidden = Redactor(secrets).text(reason)
     return portable(hidden, {"<out>": settings.out})
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from splice_build.errors import UserError
 from splice_build.records import CutSettings, VideoEntry
-from splice_build.remote import download_report
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES
+from splice_build.remote.redact import public_url
 
 DEFAULT_URL_TEMPLATE = "https://www.youtube.com/watch?v={video_id}"
 LAYOUTS = ("flat", "coin")
@@ -48,7 +48,7 @@ class DownloadSettings:
         cut = self.cut
         data.update(short_side=cut.short_side, audio=cut.audio, tolerance=cut.tolerance)
         data["cookies"] = self.cookies is not None
-        data["url_template"] = download_report.public_template(self.url_template)
+        data["url_template"] = public_url(self.url_template, keep_placeholders=True)
         return data
 
 
@@ -58,8 +58,8 @@ def video_url(template: str, entry: VideoEntry) -> str:
 
 def public_video_url(template: str, entry: VideoEntry) -> str:
     """The video's URL as the report shows it: the id kept, the template's secrets not
-    (`download_report.public_template`)."""
-    return video_url(download_report.public_template(template), entry)
+    (`redact.public_url`)."""
+    return video_url(public_url(template, keep_placeholders=True), entry)
 
 
 def check_settings(settings: DownloadSettings) -> None:

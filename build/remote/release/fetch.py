@@ -12,7 +12,7 @@ from pathlib import Path
 
 from splice_build.errors import UserError
 from splice_build.remote.release.scan import SEGMENTS_DIR
-from splice_dataset import HUB_ID_RE
+from splice_dataset import is_hub_id
 
 HUB_REPO = "prokajevo/splice-benchmark"
 # What the import downloads: the clips only (the release has no other data file).
@@ -53,7 +53,7 @@ def resolve_source(source: str, revision: str | None) -> ReleaseFolder:
         return ReleaseFolder(path, path.resolve().name, revision or "unknown", True)
     if path.exists():
         raise UserError(f"SOURCE {source}: not a folder")
-    if not HUB_ID_RE.match(source):
+    if not is_hub_id(source):
         raise UserError(f"SOURCE {source!r}: no such folder, and not a Hub dataset id")
     try:
         folder = download_release(source, revision)

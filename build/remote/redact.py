@@ -1,10 +1,12 @@
-"""Keep credentials out of everything the runner prints, logs or stores.
+"""Keep credentials out of everything printed, logged or stored: the one redactor of the
+model runner (``splice run``) and of ``splice download``.
 
 Servers and proxies echo requests back in error bodies (some quote the ``Authorization``
-header whole), and prediction files are shared, so every text that leaves the runner goes
-through a ``Redactor`` that knows the secrets it sent: the API key and the value of every
-header that carries a credential. Each is replaced by ``***``, in the forms a server may
-echo it (as sent, URL-quoted, JSON-escaped).
+header whole), yt-dlp's errors quote the URL whole, and prediction files and download
+reports are shared, so every text that leaves them goes through a ``Redactor`` that knows
+the secrets sent: an API key, the value of every header that carries a credential, and
+what a URL holds (`url_secrets`). Each is replaced by ``***``, in the forms a server may
+echo it (as sent, URL-quoted, JSON-escaped). A URL is shown as `public_url` gives it.
 """
 
 from __future__ import annotations
@@ -84,19 +86,29 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def public_url(url: str) -> str:
-    """``scheme://host[:port]/path`` of an endpoint: no user, password or query."""
+def public_url(url: str, keep_placeholders: bool = False) -> str:
+    """``scheme://host[:port]/path`` of a URL: no user info, query or fragment. Of a URL
+    template (``keep_placeholders``: ``splice download --url-template``) the query
+    parameters whose value holds a placeholder stay (YouTube's ``v={video_id}``): they name
+    the video, where anything else (a mirror's token) may be a secret."""
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     netloc = host if parts.port is None else f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    kept = [p for p in parts.query.split("&") if "{" in p.partition("=")[2]]
+    query = "&".join(kept) if keep_placeholders else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
-def url_secrets(url: str) -> list[str]:
-    """Credentials written into a URL: its password, user and query values."""
+def url_secrets(url: str, keep_placeholders: bool = False) -> list[str]:
+    """What `public_url` leaves out of a URL that may be secret: its user info (whole, and
+    its name and password) and its query values, as written and decoded (a template's
+    placeholders kept, with ``keep_placeholders``), for a `Redactor` to mask wherever a
+    message repeats the URL."""
     parts = urllib.parse.urlsplit(url)
-    found = [parts.password or "", parts.username or ""]
+    userinfo = parts.netloc.rpartition("@")[0]
+    found = [userinfo, parts.password or "", parts.username or ""]
+    found += [p.partition("=")[2] for p in parts.query.split("&")]
     found += [v for _, v in urllib.parse.parse_qsl(parts.query)]
-    return [s for s in found if s]
+    return [s for s in dict.fromkeys(found) if s and not (keep_placeholders and "{" in s)]
