@@ -23,7 +23,7 @@ content-defined chunking, so the Hub's chunk-deduplicating storage keeps them on
 After the schema: ``load()`` (``load_dataset`` with the schema, clips left undecoded when
 torchcodec is missing), ``undecoded()`` and the ``Splice`` builder. What a model needs
 (frame sampling, the paper's prompts, chat messages) lives beside the runner in
-``splice_eval.sampling`` and ``splice_eval.prompts``, which import this module, never the
+``splice_eval.run.sampling`` and ``splice_eval.run.prompts``, which import this module, never the
 reverse.
 
 Which ``datasets`` version does what (run here on datasets 5.2, and by the tests on
@@ -44,7 +44,7 @@ streaming=True)`` needs 4.2, whose Parquet reader first takes ``fragment_scan_op
   no hash of this code: pass ``hash=`` or a fresh ``cache_dir`` after changing it.
 * ``datasets.Video`` decodes with torchcodec only (which needs torch). Without it rows
   fail on access; ``load()`` and ``undecoded()`` return clips as ``{"bytes", "path"}``, and
-  ``splice_eval.sampling.sample_frames`` takes either form and decodes with PyAV.
+  ``splice_eval.run.sampling.sample_frames`` takes either form and decodes with PyAV.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from typing import Any
 import splice_formats
 from splice_build.errors import UserError, read_text, require
 from splice_dataset import CONFIGS
-from splice_eval import probes
+from splice_eval.run import probes
 
 FIELDS = ("video_id", "config", "model", "raw_output", "order")  # the rest is `extra`
 METADATA_KEY = "splice_metadata"
@@ -56,6 +56,9 @@ METADATA_DEFAULTS = {
     "format": splice_formats.ORDER,
     "question_seed": splice_formats.DEFAULT_SEED,
 }
+# The model name of the human protocol's answers (``splice annotate ingest``): the report
+# and its figures draw that run apart, as the paper's human row.
+HUMAN_MODEL = "human"
 # Kept in a Prediction's ``extra`` for a row read from lmms-eval's ``--log_samples``.
 LMMS_DOC_ID = "lmms_doc_id"
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output

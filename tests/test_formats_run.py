@@ -14,8 +14,8 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.cli import main as splice_main
 from splice_build.errors import UserError
-from splice_eval import prompts
 from splice_eval.predictions import read_metadata, read_predictions
+from splice_eval.run import prompts
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, media_parts, prompt_text
 
 FORMATS = splice_formats.QUESTION_FORMATS

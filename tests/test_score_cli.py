@@ -12,8 +12,8 @@ import pytest
 
 import splice_dataset as sd
 from splice_build.cli import main, subcommand_parser
-from splice_eval import prompts
 from splice_eval.predictions import Prediction, write_predictions
+from splice_eval.run import prompts
 from splice_metric import RATES, score
 
 # video_id -> (domain, task, chronological order of the shuffled clip labels)

@@ -11,7 +11,7 @@ A SPLICE row holds several clips, and VLMEvalKit's frame saver assumes one
 ``<root>/<video>.mp4`` per row, so the class writes and samples the clips itself: each clip
 once under ``$LMUData/SPLICE/clips``, named by the sha256 of its bytes (a name says nothing
 about the order), and, for a model that takes images, its frames sampled by
-``splice_eval.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
+``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
 (``prompts.build_prompt``): the instruction, then each "Video k[: caption]" label followed by
 its clip or its frames, every text piece ending with a newline so that a model class that
 glues text pieces together still separates the labels.
@@ -38,9 +38,11 @@ from typing import Any
 
 import splice_dataset as schema
 from splice_build.errors import UserError
-from splice_eval import predictions, prompts, sampling, score
-from splice_eval.frame_cache import cache_key
-from splice_eval.sampling import FrameSpec
+from splice_eval import predictions
+from splice_eval.run import prompts, sampling
+from splice_eval.run.frame_cache import cache_key
+from splice_eval.run.sampling import FrameSpec
+from splice_eval.scoring import score
 
 # The data the class reads: a built folder or a Hub id, from --splice-data or this variable
 # (the lmms-eval task's too), else the folder `splice demo` writes.

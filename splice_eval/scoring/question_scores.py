@@ -22,7 +22,7 @@ from typing import Any
 
 import splice_formats
 from splice_build.output.card import markdown_table
-from splice_eval.scoring import Run
+from splice_eval.scoring.runs import Run
 from splice_metric import score_questions
 
 

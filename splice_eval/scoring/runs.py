@@ -26,7 +26,7 @@ import splice_formats
 import splice_metric
 from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
-from splice_eval.probes import NONE as NO_PROBE
+from splice_eval.run.probes import NONE as NO_PROBE
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from splice_build.remote.breaker import Breaker, EndpointDown
-from splice_eval import http_post
 from splice_eval.redact import Redactor, url_secrets
+from splice_eval.run import http_post
 
 log = logging.getLogger("splice.run")
 

@@ -19,11 +19,12 @@ import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
-from splice_eval import data_source, question_scores
+from splice_eval import data_source
 from splice_eval.builddata import NotABuild, build_id, read_meta
 from splice_eval.predictions import describe_metadata
-from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
-from splice_eval.scoring import (
+from splice_eval.scoring import question_scores
+from splice_eval.scoring.probe_effects import ProbeComparison, compare_runs, sentence
+from splice_eval.scoring.runs import (
     LEFT_OUT_SHOWN,
     NO_PROBE,
     PREDICTIONS_HELP,
@@ -35,8 +36,8 @@ from splice_eval.scoring import (
     left_out_words,
     not_in_build,
 )
-from splice_eval.scoring import read_runs as read_runs_of
-from splice_eval.scoring import score_run as score_against
+from splice_eval.scoring.runs import read_runs as read_runs_of
+from splice_eval.scoring.runs import score_run as score_against
 from splice_metric import RATES
 
 # Table column headers by rate name (the columns follow RATES' order).
