@@ -425,7 +425,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         print(f"  {video_id}: {redactor.text(error)}", file=sys.stderr)
     if references and args.format != splice_formats.ORDER:
         run = scoring.Run.of(predictions, model=args.model, config=args.config, format=args.format)
-        scores = question_scores.score_run(run, references)
+        scores = scoring.score_run(run, references)
         print(question_scores.summarize(run, scores, args.out, scores_path(args.out)))
     elif references:
         run = scoring.Run.of(predictions, model=args.model, config=args.config)
