@@ -183,7 +183,7 @@ $(VLMEVAL_STAMP): setup.cfg pyproject.toml
 	$(VLMEVAL_VENV)/bin/pip install -q -U pip
 	$(VLMEVAL_VENV)/bin/pip install -q torch==2.14.1 torchvision==0.29.1
 	$(VLMEVAL_VENV)/bin/pip install -q --no-deps $(VLMEVAL_DEPS)
-	# The project itself: splice_eval.vlmeval is the dataset class the toolkit runs.
+	# The project itself: splice_eval.toolkits.vlmeval is the dataset class the toolkit runs.
 	$(VLMEVAL_VENV)/bin/pip install -q -e . torch==2.14.1
 	touch $(VLMEVAL_STAMP)
 

@@ -24,7 +24,7 @@ After the schema: ``load()`` (``load_dataset`` with the schema, clips left undec
 torchcodec is missing), ``undecoded()`` and ``is_hub_id``, the Hub-id rule of every
 source. The one other reader of a build's rows is ``splice_eval.builddata.iter_rows``
 (pyarrow, for the organiser's tools); of its card, ``splice_build.output.card_reader``.
-Model-side needs (sampling, prompts) live in ``splice_eval``, which imports this module.
+Model-side needs (sampling, prompts) live in ``splice_eval.run``, which imports this module.
 
 Which ``datasets`` version does what (run here on datasets 5.2, and by the tests on
 ``DATASETS_MIN_VERSION``, setup.cfg's floor: the schema needs datasets >= 4.0 for
@@ -36,7 +36,7 @@ streaming=True)`` needs 4.2, whose Parquet reader first takes ``fragment_scan_op
   and the card's YAML ``configs:``, also with ``streaming=True``.
 * ``datasets.Video`` decodes with torchcodec only (which needs torch). Without it rows
   fail on access; ``load()`` and ``undecoded()`` return clips as ``{"bytes", "path"}``, and
-  ``splice_eval.sampling.sample_frames`` takes either form and decodes with PyAV.
+  ``splice_eval.run.sampling.sample_frames`` takes either form and decodes with PyAV.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ import pyarrow.parquet as pq
 from av.video.reformatter import VideoReformatter
 
 import splice_dataset as sd
-from splice_eval import sampling
+from splice_eval.run import sampling
 
 TARGET_RATIO = 0.9
 CONFIG = "video_text"

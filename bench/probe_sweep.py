@@ -30,7 +30,7 @@ print("probe sweep: importing, then building the demo ...", flush=True)
 import splice_dataset as schema  # noqa: E402
 from splice_build.cli import main as splice_main  # noqa: E402
 from splice_build.demo.run import build_demo  # noqa: E402
-from splice_eval import frame_cache, probes  # noqa: E402
+from splice_eval.run import frame_cache, probes  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer, Reply, count_clips  # noqa: E402
 
 MODELS = ("model-a", "model-b", "model-c")

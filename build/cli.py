@@ -39,21 +39,24 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "check a built folder: clips, answers, card",
     ),
     "demo": ("splice_build.demo.run", "build, load and score a demo on bundled inputs"),
-    "score": ("splice_eval.score", "score prediction files with the SPLICE metric"),
+    "score": ("splice_eval.scoring.score", "score prediction files with the SPLICE metric"),
     "publish": ("splice_build.remote.publish", "upload a built folder to the Hugging Face Hub"),
     "publish-metric": ("splice_build.remote.publish", "upload splice_metric/ as a Hub Space"),
     "annotate": (
-        "splice_eval.annotate",
+        "splice_eval.human.annotate",
         "human protocol: export packages, serve them as a web page, ingest sheets",
     ),
-    "baseline": ("splice_eval.baselines", "run a baseline and write predictions"),
-    "report": ("splice_eval.report", "score predictions and write a Markdown report"),
-    "run": ("splice_eval.runner", "run a model behind an OpenAI-compatible endpoint"),
+    "baseline": ("splice_eval.scoring.baselines", "run a baseline and write predictions"),
+    "report": ("splice_eval.report.report", "score predictions and write a Markdown report"),
+    "run": ("splice_eval.run.runner", "run a model behind an OpenAI-compatible endpoint"),
     "lmms-tasks": (
-        "splice_eval.lmms_folder",
+        "splice_eval.toolkits.lmms_folder",
         "print the folder of the lmms-eval task files (for lmms-eval's --include_path)",
     ),
-    "vlmeval": ("splice_eval.vlmeval", "run VLMEvalKit on SPLICE (its own options passed on)"),
+    "vlmeval": (
+        "splice_eval.toolkits.vlmeval",
+        "run VLMEvalKit on SPLICE (its own options passed on)",
+    ),
 }
 
 

@@ -46,6 +46,9 @@ METADATA_KEY = "splice_metadata"
 # Metadata that may differ between runs appending to one file: where the server was and
 # which release asked do not change what the answers mean; everything else does.
 VOLATILE_METADATA = frozenset({"endpoint", "splice_version", "created"})
+# The model name of the human protocol's answers (``splice annotate ingest``): the report
+# and its figures draw that run apart, as the paper's human row.
+HUMAN_MODEL = "human"
 # Kept in a Prediction's ``extra`` for a row read from lmms-eval's ``--log_samples``.
 LMMS_DOC_ID = "lmms_doc_id"
 RAW_OUTPUT_KEEP = 16 * 1024  # characters kept from each end of a longer raw output

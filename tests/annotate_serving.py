@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import splice_dataset as schema
-from splice_eval import annotate
-from splice_eval.annotate import Assignment
 from splice_eval.builddata import iter_rows
+from splice_eval.human import annotate
+from splice_eval.human.annotate import Assignment
 
 ANNOTATORS = ("A1", "B1")
 LIMIT = 3  # videos: each annotator orders 3 folders
@@ -49,9 +49,9 @@ def free_port() -> int:
 @contextlib.contextmanager
 def served(package: Path, answers: Path, passwords: dict[str, str] | None = None) -> Iterator[str]:
     """The app on a free 127.0.0.1 port; its Gradio file cache in a temporary folder."""
-    from splice_eval.annotate_app.app import launch
-    from splice_eval.annotate_app.package import read_package
-    from splice_eval.annotate_app.store import AnswerStore
+    from splice_eval.human.app.app import launch
+    from splice_eval.human.app.package import read_package
+    from splice_eval.human.app.store import AnswerStore
 
     before = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = tempfile.mkdtemp(prefix="splice-gradio-")

@@ -15,10 +15,10 @@ import sys
 
 import transformers
 
-from splice_eval.jobs import RunSettings, iter_jobs, load_rows
-from splice_eval.local.adapters import adapter_for
-from splice_eval.local.families import family_of
-from splice_eval.runner import parse_frames
+from splice_eval.run.jobs import RunSettings, iter_jobs, load_rows
+from splice_eval.run.local.adapters import adapter_for
+from splice_eval.run.local.families import family_of
+from splice_eval.run.runner import parse_frames
 
 
 def main(checkpoint: str, build: str, config: str, limit: int) -> None:

@@ -42,5 +42,5 @@ def models_python() -> Path:
         "SPLICE_MODELS_PYTHON",
         "SPLICE_REQUIRE_MODELS",
         "models-venv",
-        "torch, torchvision, transformers, splice_eval.local.adapters",
+        "torch, torchvision, transformers, splice_eval.run.local.adapters",
     )

@@ -16,11 +16,12 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import select
-from splice_eval import annotate, sampling, sheets
-from splice_eval.annotate import Assignment, HumanAnswer
 from splice_eval.builddata import iter_rows, read_meta
+from splice_eval.human import annotate, sheets
+from splice_eval.human.annotate import Assignment, HumanAnswer
+from splice_eval.human.sheets import SheetError
 from splice_eval.predictions import read_metadata, read_predictions
-from splice_eval.sheets import SheetError
+from splice_eval.run import sampling
 from splice_metric.splice_metric import score
 
 # --- assignment -----------------------------------------------------------------------

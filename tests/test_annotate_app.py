@@ -23,13 +23,13 @@ import pytest
 import yaml
 
 from splice_build.errors import UserError
-from splice_eval import annotate, sheets
-from splice_eval.annotate_app import cli as app_cli
-from splice_eval.annotate_app.app import GRADIO_VERSION, Session, View
-from splice_eval.annotate_app.form import FormError, cell_from_form, form_from_cell
-from splice_eval.annotate_app.package import read_package
-from splice_eval.annotate_app.space import write_space
-from splice_eval.annotate_app.store import AnswerStore
+from splice_eval.human import annotate, sheets
+from splice_eval.human.app import cli as app_cli
+from splice_eval.human.app.app import GRADIO_VERSION, Session, View
+from splice_eval.human.app.form import FormError, cell_from_form, form_from_cell
+from splice_eval.human.app.package import read_package
+from splice_eval.human.app.space import write_space
+from splice_eval.human.app.store import AnswerStore
 from tests.annotate_serving import export_package, free_port, get, handlers, run_event, served
 from tests.test_missing_extras import assert_one_line, splice_without
 
@@ -327,7 +327,7 @@ def test_space_folder_starts_and_serves(package, tmp_path, demo_build):
     env |= {"GRADIO_SERVER_PORT": str(port := free_port()), "GRADIO_ANALYTICS_ENABLED": "False",
             "GRADIO_TEMP_DIR": str(tmp_path / "cache")}  # fmt: skip
     where = subprocess.run(
-        [sys.executable, "-c", "import splice_eval.annotate_app.app as m; print(m.__file__)"],
+        [sys.executable, "-c", "import splice_eval.human.app.app as m; print(m.__file__)"],
         cwd=space, env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert Path(where.stdout.strip()).is_relative_to(space)  # its own copy, not this clone's

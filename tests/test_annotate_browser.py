@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 import pytest
 
 from splice_build.cli import main as splice_main
-from splice_eval import annotate
+from splice_eval.human import annotate
+from splice_eval.predictions import HUMAN_MODEL
 from tests.annotate_serving import export_package, get, served, true_positions
 
 pytest.importorskip("gradio")
@@ -220,7 +221,7 @@ def _check_report(demo_build: Path, human: Path, out: Path, unk_config: str) -> 
     runs = {r["config"]: r for r in report["runs"]}
     assert set(runs) == set(annotate.MODALITIES)
     for config, run in runs.items():
-        assert run["model"] == annotate.HUMAN_MODEL
+        assert run["model"] == HUMAN_MODEL
         correct = 3 - (config == unk_config)  # every given order is the true one
         expected = correct / report["videos"]
         assert run["overall"]["binary_accuracy"]["mean"] == pytest.approx(expected)

@@ -14,9 +14,10 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.stages import shuffle, taxonomy
-from splice_eval import baselines, prompts
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.predictions import read_predictions
+from splice_eval.run import prompts
+from splice_eval.scoring import baselines
 from splice_metric.splice_metric import parse_order, random_baseline
 
 REPO = Path(__file__).resolve().parents[1]

@@ -186,7 +186,7 @@ def test_baselines_and_lmms_samples_carry_the_identity(demo_build, tmp_path, mon
     assert record["build_id"] == read_card(demo_build).build_id
     logged = tmp_path / "samples.jsonl"
     logged.write_text(json.dumps({"doc_id": 0, "binary_accuracy": record}) + "\n")
-    from splice_eval.scoring import read_runs
+    from splice_eval.scoring.runs import read_runs
 
     (run,) = read_runs([logged], per_file=True)
     assert run.sources[0].build_id == read_card(demo_build).build_id
@@ -200,7 +200,7 @@ def test_lmms_clip_and_probe_files_follow_the_clips_content(
     row's bytes, and each probe file was made from one clip's content only."""
     import hashlib
 
-    from splice_eval import frame_cache
+    from splice_eval.run import frame_cache
     from tests.test_lmms_task import docs
 
     utils = lmms_utils()

@@ -17,7 +17,7 @@ import pytest
 
 import splice_dataset as sd
 import splice_metric
-from splice_eval import prompts, sampling
+from splice_eval.run import prompts, sampling
 from splice_metric import parse_order
 
 METRIC_DIR = str(Path(splice_metric.__file__).parent)

@@ -14,8 +14,8 @@ import splice_dataset as schema
 import splice_formats
 from splice_build.cli import main as splice_main
 from splice_build.errors import UserError
-from splice_eval import prompts
 from splice_eval.predictions import read_metadata, read_predictions
+from splice_eval.run import prompts
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, media_parts, prompt_text
 
 FORMATS = splice_formats.QUESTION_FORMATS
@@ -190,3 +190,27 @@ def test_report_shows_pairwise_consistency(demo_build, tmp_path, capsys):
         total += 1
     assert found[0]["pairs"] == total and found[0]["consistency"] == pytest.approx(agree / total)
     assert "Pairwise consistency" in capsys.readouterr().out
+
+
+def test_one_score_run_for_every_format():
+    """``runs.score_run`` is the one scorer of a run: an order run through the metric's
+    ``score``, a question run through ``score_questions`` against the questions derived
+    again from the same orders (a missing question wrong, counted apart), and options only
+    the order metric has refused for a question run rather than silently dropped."""
+    from splice_eval.predictions import Prediction
+    from splice_eval.scoring.runs import Run, references_for, score_run
+
+    orders = {"v1": [2, 1, 3], "v2": [1, 2]}
+    order_run = Run.of([Prediction("v1", "text", "m", None, [2, 1, 3])])
+    by_order = score_run(order_run, references_for(order_run, orders))
+    assert by_order["count"] == 2 and by_order["binary_accuracy"] == 0.5  # v2 missing
+
+    pairs = references_for(Run({}, format=splice_formats.PAIRWISE), orders)
+    first = next(iter(pairs))
+    answered = [Prediction(first, "text", "m", None, [pairs[first]["option"]])]
+    pair_run = Run.of(answered, format=splice_formats.PAIRWISE)
+    by_pair = score_run(pair_run, references_for(pair_run, orders))
+    assert by_pair["count"] == len(pairs) > 1 and by_pair["missing"] == len(pairs) - 1
+    assert math.isclose(by_pair["accuracy"], 1 / len(pairs))
+    with pytest.raises(ValueError, match="pairwise run is scored without groups"):
+        score_run(pair_run, pairs, groups=list(pairs))

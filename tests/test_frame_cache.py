@@ -15,10 +15,10 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
-from splice_eval import frame_cache
-from splice_eval.frame_cache import FrameCache
 from splice_eval.predictions import read_predictions
-from splice_eval.sampling import sample_frames
+from splice_eval.run import frame_cache
+from splice_eval.run.frame_cache import FrameCache
+from splice_eval.run.sampling import sample_frames
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
 
 FRAMES = {"num_frames": 3, "long_side": 48}

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import splice_dataset as sd
-from splice_eval import sampling
+from splice_eval.run import sampling
 from tests import videos
 
 

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 # import name -> folder or file, as setup.py installs them (build/ is splice_build, the
@@ -189,15 +191,63 @@ def test_no_private_attribute_of_another_project_module():
     assert not offenders, "\n".join(offenders)
 
 
-def test_reading_predictions_does_not_import_datasets():
+# Modules that read files (prediction files, a build's Parquet, the frame cache) and must
+# stay cheap to import: none of them may load `datasets` (over a second).
+LIGHT_MODULES = ("splice_eval.predictions", "splice_eval.builddata", "splice_eval.run.frame_cache")
+
+
+@pytest.mark.parametrize("module", LIGHT_MODULES)
+def test_reading_predictions_does_not_import_datasets(module):
     """Import costs follow the layers: ``splice score`` and the report read prediction files
     often, and importing ``datasets`` costs over a second. It crept in once through
     ``predictions`` -> ``probes`` -> ``sampling``, so this runs the import as a user would."""
-    code = "import splice_eval.predictions"
     run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code],
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
         capture_output=True, text=True, check=True, cwd=REPO,
     )  # fmt: skip
     imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
-    assert "splice_eval.predictions" in imported  # the report lists what was imported
+    assert module in imported  # the report lists what was imported
     assert not {name for name in imported if name.split(".")[0] == "datasets"}
+
+
+# splice_eval/ by role: each folder a role, the top level what every role shares.
+ROLES = ("run", "toolkits", "scoring", "report", "human")
+# what a role's modules never import: scoring reads prediction files whoever wrote them,
+# the report is built on scoring alone (the human run is a prediction file like any other,
+# its model name `predictions.HUMAN_MODEL`), and nothing shared depends on a role above it
+NEVER_IMPORTS = {
+    "scoring": ("report", "human", "toolkits"),
+    "report": ("run", "human", "toolkits"),
+    "human": ("scoring", "report", "toolkits"),
+    "top": ("scoring", "report", "human", "toolkits"),
+}
+
+
+def _role(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "splice_eval" or len(parts) < 2 or parts[1] == "lmms_tasks":
+        return None
+    return parts[1] if parts[1] in ROLES else "top"
+
+
+def test_splice_eval_roles_import_down_only():
+    graph = _graph()
+    offenders = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if _role(target) in NEVER_IMPORTS.get(_role(module) or "", ())
+    ]
+    assert not offenders, "\n".join(sorted(offenders))
+    # and the rule sees a breach: the report importing the human protocol
+    assert _role("splice_eval.human.annotate") in NEVER_IMPORTS["report"]
+
+
+def test_no_splice_eval_folder_over_twelve_modules():
+    folders: dict[Path, int] = {}
+    for file in (REPO / "splice_eval").rglob("*.py"):
+        if file.name != "__init__.py":
+            folders[file.parent] = folders.get(file.parent, 0) + 1
+    assert folders[REPO / "splice_eval" / "run"] >= 9  # the walk sees the folders
+    crowded = {str(f.relative_to(REPO)): n for f, n in folders.items() if n > 12}
+    assert not crowded, crowded

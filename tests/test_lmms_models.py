@@ -27,8 +27,8 @@ import pytest
 import splice_dataset as schema
 import splice_metric
 from splice_build.cli import main as splice_main
-from splice_eval import prompts
 from splice_eval.builddata import iter_rows
+from splice_eval.run import prompts
 from tests.side_venvs import side_venv_python
 from tests.test_lmms_task import lmms_env
 

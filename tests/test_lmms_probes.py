@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import splice_dataset as schema
-from splice_eval import frame_cache, sampling
-from splice_eval.frame_cache import FrameCache
+from splice_eval.run import frame_cache, sampling
+from splice_eval.run.frame_cache import FrameCache
 from tests.test_lmms_task import TASK_DIR, docs, eval_dummy, lmms, load_task_yaml, utils
 
 __all__ = ["lmms", "utils"]  # fixtures, used by name

@@ -25,8 +25,8 @@ import splice_dataset as schema
 import splice_metric
 from splice_build.cli import main as splice_main
 from splice_build.cli import subcommand_parser
-from splice_eval import prompts
 from splice_eval.builddata import iter_rows, read_meta
+from splice_eval.run import prompts
 from tests.side_venvs import side_venv_python
 
 REPO = Path(__file__).resolve().parents[1]

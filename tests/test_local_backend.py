@@ -15,12 +15,12 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.remote.breaker import EndpointDown
-from splice_eval import prompts
-from splice_eval.chat import CallResult
-from splice_eval.jobs import FramesRequest
-from splice_eval.local import families, load
-from splice_eval.local.backend import BatchCaller, LocalModel
-from splice_eval.sampling import sample_frames
+from splice_eval.run import prompts
+from splice_eval.run.chat import CallResult
+from splice_eval.run.jobs import FramesRequest
+from splice_eval.run.local import families, load
+from splice_eval.run.local.backend import BatchCaller, LocalModel
+from splice_eval.run.sampling import sample_frames
 
 FORCED = "<order>Video 2, Video 1</order>"
 

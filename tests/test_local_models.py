@@ -23,10 +23,10 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
-from splice_eval import prompts
 from splice_eval.builddata import iter_rows
 from splice_eval.predictions import Prediction, read_metadata, write_predictions
-from splice_eval.sampling import sample_frames
+from splice_eval.run import prompts
+from splice_eval.run.sampling import sample_frames
 from tests.side_venvs import models_python
 
 REPO = Path(__file__).resolve().parents[1]

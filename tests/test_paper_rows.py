@@ -8,8 +8,8 @@ import json
 import pytest
 
 from splice_build.cli import main as splice_main
-from splice_eval import paper
 from splice_eval.predictions import Prediction, read_predictions, write_predictions
+from splice_eval.report import paper
 
 # Ballout et al., SPLICE, Table 2 (Vision Only binary/hamming, Vision+Text binary/hamming,
 # Text binary/hamming; None is the paper's dash).
@@ -91,7 +91,7 @@ def test_section_7_5_adjacency_constants_are_the_papers():
 
 
 def test_group_names_are_those_of_the_group_file():
-    from splice_eval.report import reasoning_groups
+    from splice_eval.report.report import reasoning_groups
 
     by_name = {g["name"]: g for g in reasoning_groups()}
     for table in paper.GROUP_TABLES:

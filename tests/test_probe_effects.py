@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from splice_build.cli import main as splice_main
-from splice_eval import probe_effects
 from splice_eval.builddata import read_meta
 from splice_eval.predictions import Prediction, write_predictions
-from splice_eval.scoring import Run, read_runs
+from splice_eval.scoring import probe_effects
+from splice_eval.scoring.runs import Run, read_runs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
 from tests.test_report import assert_real_png
 

@@ -14,8 +14,8 @@ import pytest
 
 from splice_build.cli import main as splice_main
 from splice_eval.predictions import read_metadata
-from splice_eval.probes import PROBES, apply_probe
-from splice_eval.sampling import Frames
+from splice_eval.run.probes import PROBES, apply_probe
+from splice_eval.run.sampling import Frames
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import splice_dataset as sd
 import splice_metric
-from splice_eval import prompts, sampling
+from splice_eval.run import prompts, sampling
 
 # The expected texts, written out in full (fragments joined as Python joins adjacent
 # literals, len(clips) = 3).

@@ -16,10 +16,10 @@ import pytest
 from splice_build.cli import main as splice_main
 from splice_build.output.card_reader import read_card
 from splice_build.stages import taxonomy
-from splice_eval import figures, report
 from splice_eval.builddata import VideoMeta, read_meta
 from splice_eval.predictions import Prediction, write_predictions
-from splice_eval.scoring import Run
+from splice_eval.report import figures, report
+from splice_eval.scoring.runs import Run
 from splice_metric.splice_metric import random_baseline, score
 
 REPO = Path(__file__).resolve().parents[1]

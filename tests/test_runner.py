@@ -17,7 +17,8 @@ import pytest
 import splice_dataset as schema
 from splice_build.cli import main as splice_main
 from splice_build.errors import UserError
-from splice_eval.chat import (
+from splice_eval.predictions import Prediction, read_predictions
+from splice_eval.run.chat import (
     DEFAULT_MAX_ANSWER_BYTES,
     CallResult,
     ChatCaller,
@@ -25,10 +26,9 @@ from splice_eval.chat import (
     RetryPolicy,
     retry_after_seconds,
 )
-from splice_eval.jobs import RowJob, run_jobs
-from splice_eval.predictions import Prediction, read_predictions
-from splice_eval.runner import parse_frames
-from splice_eval.sampling import FrameSpec
+from splice_eval.run.jobs import RowJob, run_jobs
+from splice_eval.run.runner import parse_frames
+from splice_eval.run.sampling import FrameSpec
 from tests.fake_openai_server import (
     FakeOpenAIServer,
     Reply,

@@ -25,10 +25,10 @@ import splice_dataset as schema
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import RedactingFilter, Redactor
-from splice_eval import prompts
-from splice_eval.chat import CallResult
-from splice_eval.jobs import run_jobs
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions
+from splice_eval.run import prompts
+from splice_eval.run.chat import CallResult
+from splice_eval.run.jobs import run_jobs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
 from tests.test_runner import SECRET, cli, debug_cli, good, jobs_for, make_caller, oracle
 

@@ -12,8 +12,8 @@ import pytest
 
 import splice_dataset as sd
 from splice_build.cli import main, subcommand_parser
-from splice_eval import prompts
 from splice_eval.predictions import Prediction, write_predictions
+from splice_eval.run import prompts
 from splice_metric import RATES, score
 
 # video_id -> (domain, task, chronological order of the shuffled clip labels)
@@ -159,7 +159,7 @@ def test_score_and_report_share_one_rule_for_videos_not_in_the_build(
 ) -> None:
     """Wall 5 (issue 30): ``score`` stopped on a row for a video the build does not hold,
     while ``report`` listed such rows under "not in build". One rule now
-    (`scoring.not_in_build`): the rows are left out of the scores and counted, by both; a
+    (`runs.not_in_build`): the rows are left out of the scores and counted, by both; a
     run with no video in the build at all (the wrong --data) is refused by both, in the same
     one line."""
     some = _write(tmp_path / "some.jsonl", "m", {"vid_a": [2, 1], "nope": [1, 2], "gone": [1]})

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from splice_eval import annotate
+from splice_eval.human import annotate
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_IMPORTED = re.compile(r"^import time:.*\|\s+splice_build\.running\.pipeline$")

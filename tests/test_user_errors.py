@@ -22,9 +22,9 @@ import pytest
 from splice_build.cli import main
 from splice_build.stages.ingest import load_annotations
 from splice_build.stages.select import load_curation
-from splice_eval.annotate import KEY_NAME
+from splice_eval.human.annotate import KEY_NAME
+from splice_eval.human.sheets import read_sheet
 from splice_eval.predictions import Prediction
-from splice_eval.sheets import read_sheet
 from tests.build_helpers import subset_annotations
 
 REPO = Path(__file__).resolve().parents[1]

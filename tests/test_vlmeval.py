@@ -19,10 +19,10 @@ import pytest
 import splice_metric
 from splice_build.cli import main as splice_main
 from splice_build.errors import UserError
-from splice_eval import prompts
 from splice_eval.builddata import read_meta
 from splice_eval.predictions import read_metadata
-from splice_eval.vlmeval import PAPER_1FPS, PAPER_16FRAME, VARIANTS
+from splice_eval.run import prompts
+from splice_eval.toolkits.vlmeval import PAPER_1FPS, PAPER_16FRAME, VARIANTS
 from tests.fake_openai_server import FakeOpenAIServer, Reply, count_clips, media_parts
 from tests.side_venvs import REPO, side_venv_python
 
@@ -37,7 +37,7 @@ def vlmeval_python() -> Path:
         "SPLICE_VLMEVAL_PYTHON",
         "SPLICE_REQUIRE_VLMEVAL",
         "vlmeval-venv",
-        "vlmeval.run, splice_eval.vlmeval",
+        "vlmeval.run, splice_eval.toolkits.vlmeval",
     )
 
 

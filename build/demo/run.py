@@ -96,7 +96,7 @@ def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
     import evaluate
 
     import splice_metric
-    from splice_eval import prompts
+    from splice_eval.run import prompts
 
     rng = random.Random(seed)
     predictions, references = [], []
@@ -125,7 +125,7 @@ METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", 
 
 def _walkthrough(row: dict[str, Any]) -> str:
     """What a user does next, shown on the first video: prompt, answer, parse, score."""
-    from splice_eval import prompts
+    from splice_eval.run import prompts
 
     prompt = prompts.build_prompt(row, "video_text")
     lines = [

@@ -28,7 +28,8 @@ import splice_dataset as schema
 import splice_formats
 import splice_metric
 from splice_build.output.card_reader import read_card
-from splice_eval import frame_cache, probes, prompts, sampling, scoring
+from splice_eval.run import frame_cache, probes, prompts, sampling
+from splice_eval.scoring import runs as scoring
 from splice_metric.questions import answer_text, read_answer, score_questions
 
 # The YAML's ``generation_kwargs.max_new_tokens`` (``!function utils.MAX_NEW_TOKENS``):
@@ -206,7 +207,7 @@ def build_id() -> str:
         return ""
 
 
-# --- probes (``splice_eval.probes``): the task variants splice_video_<probe> -------------
+# --- probes (``splice_eval.run.probes``): the task variants splice_video_<probe> -------------
 
 # The frames a probe variant samples: the paper's 1 fps / 448 px (``splice run``'s default),
 # written back as a video at that rate, so a model reading the file sees those frames.
@@ -315,7 +316,7 @@ def doc_to_messages(
     doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None, probe: str = probes.NONE
 ) -> list[dict[str, Any]]:
     """Chat models: the instruction, then each clip after its heading, interleaved (the
-    layout of ``splice_eval.prompts.to_chat_messages``, in lmms-eval's content format)."""
+    layout of ``splice_eval.run.prompts.to_chat_messages``, in lmms-eval's content format)."""
     prompt = prompts.build_question_prompt(doc, config_of(doc), format_of(doc))
     content: list[dict[str, Any]] = [{"type": "text", "text": prompt.text}]
     if prompt.config != "text":

@@ -17,9 +17,9 @@ from typing import Any
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import Redactor
-from splice_eval.chat import CallResult
-from splice_eval.jobs import FramesRequest
-from splice_eval.local.families import Family
+from splice_eval.run.chat import CallResult
+from splice_eval.run.jobs import FramesRequest
+from splice_eval.run.local.families import Family
 
 INTERRUPTED = "interrupted"
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from splice_eval.sampling import Frames, clip_bytes, sample_frames
+from splice_eval.run.sampling import Frames, clip_bytes, sample_frames
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
 SUFFIX = ".frames.npz"

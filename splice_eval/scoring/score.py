@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,12 @@ import splice_formats
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError
 from splice_build.output.card_reader import read_card
-from splice_eval import data_source, question_scores
+from splice_eval import data_source
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
-from splice_eval.probe_effects import ProbeComparison, compare_runs, sentence
-from splice_eval.scoring import (
+from splice_eval.scoring import question_scores
+from splice_eval.scoring.probe_effects import ProbeComparison, compare_runs, sentence
+from splice_eval.scoring.runs import (
     LEFT_OUT_SHOWN,
     NO_PROBE,
     PREDICTIONS_HELP,
@@ -35,9 +36,10 @@ from splice_eval.scoring import (
     invalid_counts,
     left_out_words,
     not_in_build,
+    read_runs,
+    references_for,
+    score_run,
 )
-from splice_eval.scoring import read_runs as read_runs_of
-from splice_eval.scoring import score_run as score_against
 from splice_metric import RATES
 
 # Table column headers by rate name (the columns follow RATES' order).
@@ -82,34 +84,18 @@ def read_answers(build_dir: str | Path) -> Answers:
     )
 
 
-def read_runs(
-    paths: Sequence[str | Path], answers: Answers, check: Callable[[list[Run]], Any] = bool
-) -> list[Run]:
-    """Runs of the prediction files, one per (file, model, config); rows for videos not in
-    the build follow `scoring.not_in_build` (left out and counted; none in it: refused),
-    after ``check`` (the runs' builds: another build's videos are another build's, before
-    they are videos not in this one)."""
-    runs = read_runs_of(paths, per_file=True)
-    check(runs)
-    for run in runs:
-        not_in_build(run, question_scores.references_for(run, answers.references))
-    return runs
-
-
 def score_questions_of(runs: Sequence[Run], answers: Answers) -> list[dict[str, Any]]:
     """The question-format runs scored over every question the build asks with their seed."""
     out = []
     for run in runs:
-        scores = question_scores.score_run(
-            run, question_scores.references_for(run, answers.references)
-        )
+        scores = score_run(run, references_for(run, answers.references))
         source = run.sources[0]
         head = {"file": source.file, "model": run.model, "config": run.config}
         out.append({**head, "format": run.format, "metadata": source.metadata, **scores})
     return out
 
 
-def score_run(
+def result_row(
     run: Run,
     answers: Answers,
     groups: Sequence[str] = (),
@@ -117,13 +103,15 @@ def score_run(
     confidence_level: float | None = None,
     bootstrap_iterations: int = 1000,
 ) -> dict[str, Any]:
-    """Scores of one run over every video of the build (missing videos are invalid)."""
+    """``splice score``'s result for one order run over every video of the build (missing
+    videos are invalid): `runs.score_run` overall and by each of ``groups``' columns, with
+    why answers are invalid, the rows left out and the file it came from."""
     options = {
         "random_baseline": random_baseline,
         "confidence_level": confidence_level,
         "bootstrap_iterations": bootstrap_iterations,
     }
-    result = score_against(run, answers.references, **options)
+    result = score_run(run, answers.references, **options)
     result |= invalid_counts(run, answers.references).as_dict()
     result["not_in_build"] = len(extra := not_in_build(run, answers.references))
     result["left_out"] = extra[:LEFT_OUT_SHOWN]
@@ -131,7 +119,7 @@ def score_run(
     if groups:
         result["by_group"] = {}
         for column in groups:  # rows sorted by label (the metric keeps first appearance)
-            by = score_against(run, answers.references, groups=answers.columns[column], **options)
+            by = score_run(run, answers.references, groups=answers.columns[column], **options)
             result["by_group"][column] = dict(sorted(by["by_group"].items()))
             if random_baseline:
                 expected = dict(sorted(by["random_baseline"]["by_group"].items()))
@@ -300,11 +288,11 @@ def run(args: argparse.Namespace) -> int:
                 check_builds(runs, args.data, data_build, allow_other=args.allow_other_build)
             )
 
-        every = read_runs(files, answers, check)
+        every = read_runs(files, per_file=True, orders=answers.references, check=check)
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [
-            score_run(
+            result_row(
                 r,
                 answers,
                 groups=args.groups,

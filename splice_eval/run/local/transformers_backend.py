@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from splice_build.errors import UserError, require
-from splice_eval.chat import CallResult
-from splice_eval.jobs import FramesRequest
-from splice_eval.local import families
-from splice_eval.local.adapters import Adapter, adapter_for
-from splice_eval.local.backend import BatchCaller, LocalModel, refuse_model
+from splice_eval.run.chat import CallResult
+from splice_eval.run.jobs import FramesRequest
+from splice_eval.run.local import families
+from splice_eval.run.local.adapters import Adapter, adapter_for
+from splice_eval.run.local.backend import BatchCaller, LocalModel, refuse_model
 
 EXTRA = "models"
 GPU_BATCH = 8

@@ -34,16 +34,20 @@ import splice_dataset as schema
 from splice_build.cli import int_at_least
 from splice_build.errors import UserError, read_text
 from splice_build.output.card_reader import read_card
+from splice_eval import data_source
+from splice_eval.human.app import cli as app_cli
+from splice_eval.human.app.layout import (
+    INSTRUCTIONS_NAME,
+    KEY_NAME,
+    MODALITY_DIRS,
+    SHEET_NAME,
+    part_name,
+)
+from splice_eval.human.sheets import SHEET_HEADER, SheetError, read_sheet
+from splice_eval.predictions import HUMAN_MODEL, Prediction, project_version, write_predictions
 from splice_metric import score
 
-from . import data_source
-from .annotate_app import cli as app_cli
-from .annotate_app.layout import INSTRUCTIONS_NAME, KEY_NAME, MODALITY_DIRS, SHEET_NAME, part_name
-from .predictions import Prediction, project_version, write_predictions
-from .sheets import SHEET_HEADER, SheetError, read_sheet
-
 MODALITIES = ("video", "video_text")  # the two modalities humans ordered (Section 3.3)
-HUMAN_MODEL = "human"
 # Symmetric in the two orders, so neither annotator has to play the reference.
 AGREEMENT_METRICS = (
     "binary_accuracy",
@@ -175,8 +179,8 @@ def export(
     with ``progress``, a bar of videos (burning captions takes about a second a video)."""
     from tqdm.auto import tqdm
 
-    from . import burn
-    from .builddata import iter_rows
+    from splice_eval.builddata import iter_rows
+    from splice_eval.human import burn
 
     build, out = Path(build), Path(out)
     cols = [schema.VIDEO_ID, schema.NUM_CLIPS]

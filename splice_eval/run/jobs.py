@@ -22,18 +22,18 @@ import splice_metric
 from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import Redactor
-from splice_eval import probes, prompts
-from splice_eval.chat import CallResult
-from splice_eval.frame_cache import FrameCache
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
-from splice_eval.resume import append_line, is_answered, load_previous
-from splice_eval.sampling import Frames, FrameSpec
+from splice_eval.run import probes, prompts
+from splice_eval.run.chat import CallResult
+from splice_eval.run.frame_cache import FrameCache
+from splice_eval.run.resume import append_line, is_answered, load_previous
+from splice_eval.run.sampling import Frames, FrameSpec
 from splice_metric.questions import read_answer
 
 log = logging.getLogger("splice.run")
 
 # A caller takes what a job's ``build_messages`` made: OpenAI chat messages for an endpoint,
-# a ``FramesRequest`` for a local model (``splice_eval.local``).
+# a ``FramesRequest`` for a local model (``splice_eval.run.local``).
 Caller = Callable[[Any], CallResult]
 
 

@@ -1,7 +1,7 @@
 """``splice run``: put SPLICE to a model served behind an OpenAI-compatible chat endpoint.
 
 For each row it sends the paper's prompt with the clips (as video items, or as frames
-sampled the paper's way and sent as base64 images), built by ``splice_eval.prompts`` so
+sampled the paper's way and sent as base64 images), built by ``splice_eval.run.prompts`` so
 the runner and a user's own script ask the same question, and ends by scoring everything
 in the prediction file with the metric (``scoring``). This module is the command line;
 the work is done by
@@ -41,15 +41,22 @@ from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.output.card_reader import read_card
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_build.remote.redact import RedactingFilter, Redactor, public_url
-from splice_eval import frame_cache, probes, prompts, question_scores, scoring
-from splice_eval.chat import DEFAULT_MAX_ANSWER_BYTES, NO_KEY_PLACEHOLDER, ChatCaller, RetryPolicy
 from splice_eval.data_source import DATA_HELP, local_build, stream_source
-from splice_eval.jobs import RunSettings, iter_jobs, load_rows, run_jobs
-from splice_eval.local import options as local_options
 from splice_eval.predictions import project_version
-from splice_eval.resume import is_answered
-from splice_eval.sampling import FrameSpec
-from splice_eval.score import format_table
+from splice_eval.run import frame_cache, probes, prompts
+from splice_eval.run.chat import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    NO_KEY_PLACEHOLDER,
+    ChatCaller,
+    RetryPolicy,
+)
+from splice_eval.run.jobs import RunSettings, iter_jobs, load_rows, run_jobs
+from splice_eval.run.local import options as local_options
+from splice_eval.run.resume import is_answered
+from splice_eval.run.sampling import FrameSpec
+from splice_eval.scoring import question_scores
+from splice_eval.scoring import runs as scoring
+from splice_eval.scoring.score import format_table
 
 log = logging.getLogger("splice.run")
 
@@ -356,7 +363,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         where = f"at {metadata['endpoint']}"
         concurrency = args.concurrency
     else:
-        from splice_eval.local.load import open_local
+        from splice_eval.run.local.load import open_local
 
         local = open_local(args)  # loads the model: one line on stderr first
         frames = args.frames or parse_frames(local.family.frames)
@@ -418,7 +425,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
         print(f"  {video_id}: {redactor.text(error)}", file=sys.stderr)
     if references and args.format != splice_formats.ORDER:
         run = scoring.Run.of(predictions, model=args.model, config=args.config, format=args.format)
-        scores = question_scores.score_run(run, references)
+        scores = scoring.score_run(run, references)
         print(question_scores.summarize(run, scores, args.out, scores_path(args.out)))
     elif references:
         run = scoring.Run.of(predictions, model=args.model, config=args.config)

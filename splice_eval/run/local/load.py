@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from splice_eval.local import options
-from splice_eval.local.backend import LocalModel
+from splice_eval.run.local import options
+from splice_eval.run.local.backend import LocalModel
 
 
 def open_local(args: Any) -> LocalModel:
     """Load ``args.model`` with the backend ``args.backend`` names."""
     if args.backend == options.VLLM:
-        from splice_eval.local.vllm_backend import open_vllm
+        from splice_eval.run.local.vllm_backend import open_vllm
 
         return open_vllm(args)
-    from splice_eval.local.transformers_backend import open_transformers
+    from splice_eval.run.local.transformers_backend import open_transformers
 
     return open_transformers(args)

@@ -1,5 +1,9 @@
 """Prediction files as runs, scored against references: what ``splice score``, ``splice
-report``, ``splice run`` and the lmms-eval task share.
+report``, ``splice run``, VLMEvalKit's dataset class and the lmms-eval task share. THE one
+reader of prediction files as runs (``read_runs``) and THE one scorer of a run
+(``score_run``), whatever the file's format: an order run through ``splice_metric.score``,
+a question run (pairwise, choice) through the metric's ``score_questions`` against the
+questions derived again with the run's recorded seed (``references_for``).
 
 A run is one model's answers on one config. It is scored over every reference video: a
 video the run has no answer for is an invalid prediction, like a failed request or an
@@ -17,7 +21,7 @@ metric's ``parse_order``, so a file of raw answers scores as its parsed orders w
 from __future__ import annotations
 
 import argparse
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,8 @@ import splice_formats
 import splice_metric
 from splice_build.errors import UserError
 from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
-from splice_eval.probes import NONE as NO_PROBE
+from splice_eval.run.probes import NONE as NO_PROBE
+from splice_metric import score_questions
 
 
 @dataclass(frozen=True)
@@ -277,9 +282,42 @@ def invalid_counts(run: Run, references: Mapping[str, Sequence[int]]) -> Invalid
     return InvalidCounts(**counts)
 
 
+def references_for(run: Run, orders: Mapping[str, Sequence[int]]) -> dict[str, Any]:
+    """The references a run is scored against, from the build's answer orders (video id ->
+    order): those orders for an order run, the derived questions' answers (with the labels
+    they show) for a question run."""
+    if run.format == splice_formats.ORDER:
+        return dict(orders)
+    return question_references(orders, run.format, run.question_seed)
+
+
+def question_references(
+    orders: Mapping[str, Sequence[int]], fmt: str, seed: int = splice_formats.DEFAULT_SEED
+) -> dict[str, dict[str, Any]]:
+    """Question id -> the metric's reference (option, num_options, labels), in video order."""
+    out = {}
+    for vid, order in orders.items():
+        for q in splice_formats.questions(fmt, seed, vid, order):
+            out[q.question_id] = {
+                "option": q.answer,
+                "num_options": len(q.options),
+                "labels": list(q.shown),
+            }
+    return out
+
+
+def _question_answer(run: Run, qid: str) -> int | str | None:
+    given = run.orders.get(qid)
+    if qid in run.errors:
+        return None
+    if given is not None:
+        return given[0] if len(given) == 1 else -1  # several options: not one answer
+    return run.raw.get(qid)
+
+
 def score_run(
     run: Run,
-    references: Mapping[str, Sequence[int]],
+    references: Mapping[str, Any],
     *,
     groups: Sequence[Hashable] | None = None,
     random_baseline: bool = False,
@@ -287,8 +325,27 @@ def score_run(
     bootstrap_iterations: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The metric over every reference video, in the references' order (``groups`` aligned
-    with them); a video the run does not answer is scored as an invalid prediction."""
+    """THE score of a run, whatever its format, over every reference in the references'
+    order (``references_for``: video id -> order for an order run, question id -> the
+    question's reference for a question run). A video or question the run does not answer
+    is scored as an invalid (wrong) answer. An order run gets the metric's full result
+    (``groups`` aligned with the references, the random baseline, bootstrap intervals); a
+    question run the metric's ``score_questions`` with exact chance, plus how many
+    questions were ``missing`` or had request ``errors`` (it has no groups or intervals)."""
+    if run.format != splice_formats.ORDER:
+        if groups is not None or random_baseline or confidence_level is not None:
+            raise ValueError(
+                f"a {run.format} run is scored without groups, intervals or a random "
+                "baseline (its chance is exact per question)"
+            )
+        result = score_questions(
+            [_question_answer(run, q) for q in references],
+            list(references.values()),
+            config=run.format,
+        )
+        result["missing"] = sum(q not in run.orders for q in references)
+        result["errors"] = sum(q in run.errors for q in references)
+        return result
     return splice_metric.score(
         [run.orders.get(vid) for vid in references],
         [list(order) for order in references.values()],
@@ -307,10 +364,29 @@ class _Group:
     sources: list[Source] = field(default_factory=list)
 
 
-def read_runs(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
+def read_runs(
+    paths: Sequence[str | Path],
+    *,
+    per_file: bool,
+    orders: Mapping[str, Sequence[int]] | None = None,
+    check: Callable[[list[Run]], Any] | None = None,
+) -> list[Run]:
     """The runs in prediction files, in the order they first appear: one per (file, model,
-    config) with ``per_file``, else one per (model, config, probe) across files. A video
-    predicted twice within a run, or a file without predictions, raises naming the file."""
+    config, probe, format) with ``per_file``, else one per (model, config, probe, format)
+    across files. A video predicted twice within a run, or a file without predictions,
+    raises naming the file. ``check`` sees the runs first (``check_builds``: another
+    build's videos are another build's, before they are videos not in this one); then,
+    given the build's answer ``orders``, each run's rows not in the build follow
+    `not_in_build` (left out and counted; none in it: refused)."""
+    runs = _runs_in(paths, per_file=per_file)
+    if check is not None:
+        check(runs)
+    for run in runs if orders is not None else ():
+        not_in_build(run, references_for(run, orders))
+    return runs
+
+
+def _runs_in(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
     groups: dict[tuple[str, str, str, str, tuple[str, int]], _Group] = {}
     for path in map(Path, paths):
         metadata = read_metadata(path)

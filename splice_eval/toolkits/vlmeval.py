@@ -11,14 +11,15 @@ A SPLICE row holds several clips, and VLMEvalKit's frame saver assumes one
 ``<root>/<video>.mp4`` per row, so the class writes and samples the clips itself: each clip
 once under ``$LMUData/SPLICE/clips``, named by the sha256 of its bytes (a name says nothing
 about the order), and, for a model that takes images, its frames sampled by
-``splice_eval.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
+``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
 (``prompts.build_prompt``): the instruction, then each "Video k[: caption]" label followed by
 its clip or its frames, every text piece ending with a newline so that a model class that
 glues text pieces together still separates the labels.
 
 ``evaluate`` writes the answers as a prediction file of the project's format (with its
-metadata line) and scores that file the way ``splice score`` does (``score.read_runs`` and
-``score.score_run``), so the numbers VLMEvalKit prints are ``splice score``'s.
+metadata line) and scores that file the way ``splice score`` does (``runs.read_runs`` and
+``score.result_row``, over ``runs.score_run``), so the numbers VLMEvalKit prints are
+``splice score``'s.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ from typing import Any
 
 import splice_dataset as schema
 from splice_build.errors import UserError
-from splice_eval import predictions, prompts, sampling, score
-from splice_eval.frame_cache import cache_key
-from splice_eval.sampling import FrameSpec
+from splice_eval import predictions
+from splice_eval.run import prompts, sampling
+from splice_eval.run.frame_cache import cache_key
+from splice_eval.run.sampling import FrameSpec
+from splice_eval.scoring import score
+from splice_eval.scoring.runs import read_runs
 
 # The data the class reads: a built folder or a Hub id, from --splice-data or this variable
 # (the lmms-eval task's too), else the folder `splice demo` writes.
@@ -282,8 +286,8 @@ class _SpliceMixin:
             references={r[schema.VIDEO_ID]: r[schema.ANSWER] for r in sorted_rows(self.rows)},
             columns={},  # splice score's groups; the metric splits by clip count itself
         )
-        (run,) = score.read_runs([pred_file], answers)
-        result = score.score_run(run, answers, random_baseline=True)
+        (run,) = read_runs([pred_file], per_file=True, orders=answers.references)
+        result = score.result_row(run, answers, random_baseline=True)
         Path(f"{stem}_splice_scores.json").write_text(json.dumps(result, indent=2) + "\n")
         return score_table(result)
 

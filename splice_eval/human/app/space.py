@@ -22,15 +22,15 @@ from .package import read_package
 
 VENDORED = (
     "splice_build.errors",
-    "splice_eval.sheets",
-    "splice_eval.annotate_app",
-    "splice_eval.annotate_app.layout",
-    "splice_eval.annotate_app.form",
-    "splice_eval.annotate_app.guard",
-    "splice_eval.annotate_app.package",
-    "splice_eval.annotate_app.store",
-    "splice_eval.annotate_app.app",
-    "splice_eval.annotate_app.cli",
+    "splice_eval.human.sheets",
+    "splice_eval.human.app",
+    "splice_eval.human.app.layout",
+    "splice_eval.human.app.form",
+    "splice_eval.human.app.guard",
+    "splice_eval.human.app.package",
+    "splice_eval.human.app.store",
+    "splice_eval.human.app.app",
+    "splice_eval.human.app.cli",
 )
 PACKAGE_DIR = "package"
 
@@ -41,10 +41,10 @@ import os
 import sys
 from pathlib import Path
 
-from splice_eval.annotate_app.app import launch
-from splice_eval.annotate_app.cli import parse_passwords, space_warnings
-from splice_eval.annotate_app.package import read_package
-from splice_eval.annotate_app.store import AnswerStore
+from splice_eval.human.app.app import launch
+from splice_eval.human.app.cli import parse_passwords, space_warnings
+from splice_eval.human.app.package import read_package
+from splice_eval.human.app.store import AnswerStore
 
 HERE = Path(__file__).resolve().parent
 STORAGE = Path("/data")  # a Space's persistent storage, when it has one

@@ -19,7 +19,7 @@ import numpy as np
 
 import splice_dataset as schema
 import splice_formats
-from splice_eval.sampling import Frames, clip_bytes, sample_frames
+from splice_eval.run.sampling import Frames, clip_bytes, sample_frames
 from splice_metric import parse_order
 
 __all__ = [

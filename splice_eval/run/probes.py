@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from splice_eval.sampling import Frames, sample_frames
+from splice_eval.run.sampling import Frames, sample_frames
 
 NONE = "none"
 PROBES = (NONE, "single-frame", "frame-shuffle", "reversed", "blind")

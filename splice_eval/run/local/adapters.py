@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from splice_eval import prompts
-from splice_eval.jobs import FramesRequest
-from splice_eval.local import families
-from splice_eval.local.families import Family
-from splice_eval.sampling import Frames
+from splice_eval.run import prompts
+from splice_eval.run.jobs import FramesRequest
+from splice_eval.run.local import families
+from splice_eval.run.local.families import Family
+from splice_eval.run.sampling import Frames
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Any
 
 import splice_dataset as schema
 from splice_build.errors import UserError, require
-from splice_eval.chat import CallResult
-from splice_eval.jobs import FramesRequest
-from splice_eval.local import families
-from splice_eval.local.adapters import Adapter, adapter_for, frame_rate
-from splice_eval.local.backend import BatchCaller, LocalModel, refuse_model
+from splice_eval.run.chat import CallResult
+from splice_eval.run.jobs import FramesRequest
+from splice_eval.run.local import families
+from splice_eval.run.local.adapters import Adapter, adapter_for, frame_rate
+from splice_eval.run.local.backend import BatchCaller, LocalModel, refuse_model
 
 GPU_BATCH = 8
 

@@ -7,6 +7,9 @@ question counts: one the run has no answer for, a failed request or an unread an
 wrong (counted apart, as for the order task). Numbers come from the metric's
 ``score_questions``; chance is exact per question (0.5 per pair, 1/k per k options).
 
+Scores come from ``runs.score_run`` (the one scorer of a run, whatever its format); this
+module holds what only the question formats have, and their tables.
+
 Pairwise consistency: how often a model's pairwise answers agree with the order it gave
 for the same video in its order run (same model and config), over the pairs where both
 exist. It needs no ground truth: a model that orders the clips as it judges the pairs
@@ -22,50 +25,7 @@ from typing import Any
 
 import splice_formats
 from splice_build.output.card import markdown_table
-from splice_eval.scoring import Run
-from splice_metric import score_questions
-
-
-def references_for(run: Run, orders: Mapping[str, Sequence[int]]) -> dict[str, Any]:
-    """The references a run is scored against: the video orders for an order run, the
-    derived questions' answers (with the labels they show) for a question run."""
-    if run.format == splice_formats.ORDER:
-        return dict(orders)
-    return question_references(orders, run.format, run.question_seed)
-
-
-def question_references(
-    orders: Mapping[str, Sequence[int]], fmt: str, seed: int = splice_formats.DEFAULT_SEED
-) -> dict[str, dict[str, Any]]:
-    """Question id -> the metric's reference (option, num_options, labels), in video order."""
-    out = {}
-    for vid, order in orders.items():
-        for q in splice_formats.questions(fmt, seed, vid, order):
-            out[q.question_id] = {
-                "option": q.answer,
-                "num_options": len(q.options),
-                "labels": list(q.shown),
-            }
-    return out
-
-
-def _answer(run: Run, qid: str) -> int | str | None:
-    given = run.orders.get(qid)
-    if qid in run.errors:
-        return None
-    if given is not None:
-        return given[0] if len(given) == 1 else -1  # several options: not one answer
-    return run.raw.get(qid)
-
-
-def score_run(run: Run, references: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The metric over every question of the references, with why answers are wrong."""
-    result = score_questions(
-        [_answer(run, q) for q in references], list(references.values()), config=run.format
-    )
-    result["missing"] = sum(q not in run.orders for q in references)
-    result["errors"] = sum(q in run.errors for q in references)
-    return result
+from splice_eval.scoring.runs import Run, question_references, references_for, score_run
 
 
 def consistency(pairs: Run, order: Run, orders: Mapping[str, Sequence[int]]) -> dict[str, Any]:

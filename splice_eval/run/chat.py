@@ -29,7 +29,7 @@ from typing import Any
 
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import Redactor, url_secrets
-from splice_eval import http_post
+from splice_eval.run import http_post
 
 log = logging.getLogger("splice.run")
 

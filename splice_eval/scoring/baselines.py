@@ -42,12 +42,12 @@ from splice_build.errors import UserError, read_bytes
 from splice_build.output.card import markdown_table
 from splice_build.output.card_reader import read_card
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
+from splice_eval import data_source
+from splice_eval.builddata import iter_rows
+from splice_eval.predictions import Prediction, project_version, write_predictions
+from splice_eval.run import prompts, sampling
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
-
-from . import data_source, prompts, sampling
-from .builddata import iter_rows
-from .predictions import Prediction, project_version, write_predictions
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
 # Which configs a baseline can answer: it only reads inputs every one of them has.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from splice_eval.probes import NONE
-from splice_eval.scoring import Run, score_run
+from splice_eval.run.probes import NONE
+from splice_eval.scoring.runs import Run, score_run
 from splice_metric import PAPER_METRICS
 
 SENTENCE_METRIC = "hamming_accuracy"

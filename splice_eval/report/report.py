@@ -35,12 +35,11 @@ from splice_build.errors import UserError
 from splice_build.output.card import markdown_table
 from splice_build.output.card_reader import read_card
 from splice_build.output.stats import BIN_LABELS, duration_bin
-from splice_metric import PAPER_METRICS, random_baseline
-
-from . import data_source, paper_rows, question_scores, scoring
-from .annotate import HUMAN_MODEL
-from .builddata import VideoMeta, read_meta
-from .figures import (
+from splice_eval import data_source
+from splice_eval.builddata import VideoMeta, read_meta
+from splice_eval.predictions import HUMAN_MODEL, describe_metadata
+from splice_eval.report import paper_rows
+from splice_eval.report.figures import (
     CONFIG_TITLES,
     RANDOM_ROW,
     config_cell,
@@ -49,9 +48,20 @@ from .figures import (
     plot_probes,
     require_matplotlib,
 )
-from .predictions import describe_metadata
-from .probe_effects import compare_runs, markdown_section
-from .scoring import NO_PROBE, Run, invalid_counts, not_in_build, read_runs, score_run
+from splice_eval.scoring import question_scores
+from splice_eval.scoring.probe_effects import compare_runs, markdown_section
+from splice_eval.scoring.runs import (
+    NO_PROBE,
+    PREDICTIONS_HELP,
+    Run,
+    add_allow_other_build,
+    check_builds,
+    invalid_counts,
+    not_in_build,
+    read_runs,
+    score_run,
+)
+from splice_metric import PAPER_METRICS, random_baseline
 
 METRIC_TITLES = dict(zip(PAPER_METRICS, ("Binary", "Hamming", "LCS", "Edit"), strict=True))
 ADJACENCY_MIN_CLIPS = 4  # Section 7.5 looks at videos with four or more clips
@@ -440,13 +450,13 @@ def write_report(
     allow_other_build: bool = False,
 ) -> Path:
     """Score the files against the build (another build's refused unless ``allow_other_build``:
-    `scoring.check_builds`); write report.md, report.json and PNG figures (``paper``: the
+    `runs.check_builds`); write report.md, report.json and PNG figures (``paper``: the
     paper's rows beside the report's own, runs named by ``aliases``)."""
     out = Path(out)
     meta = read_meta(build)
     card = read_card(build)
     every = load_runs(prediction_files)  # the question formats' runs: their own section
-    notes = scoring.check_builds(every, build, card.build_id, allow_other=allow_other_build)
+    notes = check_builds(every, build, card.build_id, allow_other=allow_other_build)
     out.mkdir(parents=True, exist_ok=True)
     asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
     report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}
@@ -474,11 +484,11 @@ def write_report(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, nargs="+", help=scoring.PREDICTIONS_HELP)
+    parser.add_argument("predictions", type=Path, nargs="+", help=PREDICTIONS_HELP)
     parser.add_argument("--data", required=True, help=data_source.DATA_HELP)
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md and PNGs")
     paper_rows.add_paper_arguments(parser)
-    scoring.add_allow_other_build(parser)
+    add_allow_other_build(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from splice_build.errors import require
-
-from .annotate import HUMAN_MODEL
-from .scoring import NO_PROBE
+from splice_eval.predictions import HUMAN_MODEL
+from splice_eval.scoring.runs import NO_PROBE
 
 # "": a file that does not say its config (another tool's; see predictions.iter_predictions)
 CONFIG_TITLES = {

@@ -1,4 +1,4 @@
-"""``splice report --paper``: the paper's published rows (``splice_eval.paper``) beside the
+"""``splice report --paper``: the paper's published rows (``splice_eval.report.paper``) beside the
 report's own, with the difference wherever a run's model matches a paper row by name.
 
 A difference is yours minus the paper's. It compares a user's build, frames and prompts
@@ -15,9 +15,8 @@ from types import MappingProxyType
 
 from splice_build.errors import UserError
 from splice_build.output.card import markdown_table
-
-from .figures import CONFIG_TITLES, RANDOM_ROW
-from .paper import (
+from splice_eval.report.figures import CONFIG_TITLES, RANDOM_ROW
+from splice_eval.report.paper import (
     ADJACENCY,
     GROUP_TABLES,
     METRIC_TABLES,
@@ -28,7 +27,7 @@ from .paper import (
     model_key,
     paper_models,
 )
-from .scoring import NO_PROBE
+from splice_eval.scoring.runs import NO_PROBE
 
 METRIC_NAMES = {
     "binary_accuracy": "Binary",
