@@ -44,3 +44,19 @@ def models_python() -> Path:
         "models-venv",
         "torch, torchvision, transformers, splice_eval.local.adapters",
     )
+
+
+def lmms_python(imports: str = "lmms_eval") -> Path:
+    """``.venv-lmms`` (``make lmms-venv``): lmms-eval, which pins PyAV<16 and needs torch, so
+    it cannot share ``.venv``; once it imports ``imports``."""
+    return side_venv_python(
+        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", imports
+    )
+
+
+def vlmeval_python(imports: str = "vlmeval.run, splice_eval.vlmeval") -> Path:
+    """``.venv-vlmeval`` (``make vlmeval-venv``): VLMEvalKit (``ms-vlmeval``) with torch;
+    once it imports ``imports``."""
+    return side_venv_python(
+        ".venv-vlmeval", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "vlmeval-venv", imports
+    )

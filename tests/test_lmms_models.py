@@ -28,8 +28,8 @@ import splice_metric
 from splice_build.cli import main as splice_main
 from splice_eval import prompts
 from splice_eval.builddata import iter_rows
-from tests.side_venvs import side_venv_python
-from tests.test_lmms_task import lmms_env
+from tests.side_venvs import lmms_python
+from tests.test_lmms_task import lmms_env, run_lmms
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDER = REPO / "tests" / "lmms_record"
@@ -107,21 +107,13 @@ CASES = (
 
 @pytest.fixture(scope="module")
 def lmms() -> Path:
-    return side_venv_python(
-        ".venv-lmms",
-        "SPLICE_LMMS_PYTHON",
-        "SPLICE_REQUIRE_LMMS",
-        "lmms-venv",
-        "lmms_eval.tasks, torchvision, decord, qwen_vl_utils, splice_dataset",
-    )
+    return lmms_python("lmms_eval.tasks, torchvision, decord, qwen_vl_utils, splice_dataset")
 
 
 @pytest.fixture(scope="session")
 def tiny_vlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Every family's checkpoint, built once per session in lmms-eval's venv."""
-    python = side_venv_python(
-        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", "transformers"
-    )
+    python = lmms_python("transformers")
     root = tmp_path_factory.mktemp("tiny-vlms")
     proc = subprocess.run(
         [str(python), str(REPO / "tests" / "tiny_vlms.py"), str(root)],
@@ -156,7 +148,7 @@ def run_class(
     env |= {"SPLICE_RECORD_GENERATE": str(record), "CUDA_VISIBLE_DEVICES": ""}
     if force:
         env["SPLICE_FORCE_ANSWER"] = force
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, cwd=REPO)
+    proc = run_lmms(command, demo_build, tmp_path, timeout=1800, env=env)
     records = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
     files = sorted(out.rglob(f"*_samples_{TASK}.jsonl"))
     samples = [json.loads(x) for x in files[0].read_text().splitlines()] if files else []
