@@ -15,6 +15,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def checkout_pythonpath(*first: Path) -> str:
+    """A PYTHONPATH for a side venv's subprocess: ``first``, then this checkout's modules
+    (and its ``.pp`` links, where a worktree has them), so the checkout under test is run,
+    never the copy installed in the venv, which may be another checkout's."""
+    return os.pathsep.join(str(p) for p in (*first, REPO / ".pp", REPO) if p.is_dir())
+
+
 def side_venv_python(
     folder: str, python_env: str, require_env: str, make_target: str, imports: str
 ) -> Path:

@@ -41,6 +41,7 @@ def splice_vlmeval(python: Path, folder: Path, args: list[str], echo_log: Path, 
     LMUData/ there); the completed process."""
     (folder / "LMUData").mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "LMUData": str(folder / "LMUData"), **env}
+    environ["PYTHONPATH"] = side_venvs.checkout_pythonpath()
     environ.pop("SPLICE_DATA", None)
     done = subprocess.run(
         [str(python), str(PROBE), str(echo_log), *args],
