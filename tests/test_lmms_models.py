@@ -3,13 +3,14 @@ model families its settings (Appendix A.2: Qwen2-VL at 1 fps with the long side 
 448 px; InternVL and LLaVA-OneVision at 16 uniform frames), with every clip right after its
 own "Video k" heading.
 
-Each family is a tiny random-weight checkpoint (tests/tiny_vlms.py: transformers' config
-classes, a tokenizer trained here, the real processor classes; nothing downloaded), built
-once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval`` there as a user would,
-from the repository root, with ``--include_path lmms_eval_tasks``; tests/lmms_record/ (a
-``sitecustomize``) records what the model's ``generate`` received: the prompt's tokens and
-the processor's tensors. The verdicts are read from that record, never from the class's
-arguments, and ``CASES`` is the README's table (``test_readme_table_is_the_measured_one``).
+Each family is a tiny random-weight checkpoint (tests/tiny_checkpoints.py --toolkit:
+transformers' config classes, a tokenizer trained here, the real processor classes; nothing
+downloaded), built once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval``
+there as a user would, from the repository root, with ``--include_path lmms_eval_tasks``;
+tests/lmms_record/ (a ``sitecustomize``) records what the model's ``generate`` received: the
+prompt's tokens and the processor's tensors. The verdicts are read from that record, never
+from the class's arguments, and ``CASES`` is the README's table
+(``test_readme_table_is_the_measured_one``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from splice_eval import prompts
 from splice_eval.builddata import iter_rows
 from tests.side_venvs import lmms_python
 from tests.test_lmms_task import lmms_env, run_lmms
+from tests.tiny_checkpoints import PRINTED
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDER = REPO / "tests" / "lmms_record"
@@ -50,7 +52,7 @@ CPU = "device=cpu,device_map=cpu"
 class Case:
     """One row of the README's table: a family's checkpoint through one lmms-eval class."""
 
-    family: str  # tests/tiny_vlms.py's name for the checkpoint
+    family: str  # tests/tiny_checkpoints.py's name for the checkpoint
     label: str  # the family as the README names it
     model: str  # lmms-eval's --model
     args: str  # --model_args besides pretrained= (and the tests' device=cpu)
@@ -116,13 +118,13 @@ def tiny_vlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     python = lmms_python("transformers")
     root = tmp_path_factory.mktemp("tiny-vlms")
     proc = subprocess.run(
-        [str(python), str(REPO / "tests" / "tiny_vlms.py"), str(root)],
+        [str(python), str(REPO / "tests" / "tiny_checkpoints.py"), str(root), "--toolkit"],
         capture_output=True,
         text=True,
         timeout=900,
         env={**lmms_env(root, root), "HF_HUB_OFFLINE": "1"},
     )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("TINY_VLMS_JSON ")]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
     return json.loads(lines[-1].split(" ", 1)[1])
 
