@@ -15,6 +15,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def checkout_pythonpath(*first: Path) -> str:
+    """A PYTHONPATH for a side venv's subprocess: ``first``, then this checkout's modules
+    (and its ``.pp`` links, where a worktree has them), so the checkout under test is run,
+    never the copy installed in the venv, which may be another checkout's."""
+    return os.pathsep.join(str(p) for p in (*first, REPO / ".pp", REPO) if p.is_dir())
+
+
 def side_venv_python(
     folder: str, python_env: str, require_env: str, make_target: str, imports: str
 ) -> Path:
@@ -43,4 +50,20 @@ def models_python() -> Path:
         "SPLICE_REQUIRE_MODELS",
         "models-venv",
         "torch, torchvision, transformers, splice_eval.run.local.adapters",
+    )
+
+
+def lmms_python(imports: str = "lmms_eval") -> Path:
+    """``.venv-lmms`` (``make lmms-venv``): lmms-eval, which pins PyAV<16 and needs torch, so
+    it cannot share ``.venv``; once it imports ``imports``."""
+    return side_venv_python(
+        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", imports
+    )
+
+
+def vlmeval_python(imports: str = "vlmeval.run, splice_eval.toolkits.vlmeval") -> Path:
+    """``.venv-vlmeval`` (``make vlmeval-venv``): VLMEvalKit (``ms-vlmeval``) with torch;
+    once it imports ``imports``."""
+    return side_venv_python(
+        ".venv-vlmeval", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "vlmeval-venv", imports
     )

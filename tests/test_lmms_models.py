@@ -3,13 +3,13 @@ model families its settings (Appendix A.2: Qwen2-VL at 1 fps with the long side 
 448 px; InternVL and LLaVA-OneVision at 16 uniform frames), with every clip right after its
 own "Video k" heading.
 
-Each family is a tiny random-weight checkpoint (tests/tiny_vlms.py: transformers' config
-classes, a tokenizer trained here, the real processor classes; nothing downloaded), built
-once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval`` there as a user would,
-from the repository root, with ``--include_path lmms_eval_tasks``; tests/lmms_record/ (a
-``sitecustomize``) records what the model's ``generate`` received: the prompt's tokens and
-the processor's tensors. The verdicts are read from that record, never from the class's
-arguments, and ``CASES`` is docs/running-models.md's table
+Each family is a tiny random-weight checkpoint (tests/tiny_checkpoints.py --toolkit:
+transformers' config classes, a tokenizer trained here, the real processor classes; nothing
+downloaded), built once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval``
+there as a user would, from the repository root, with ``--include_path lmms_eval_tasks``;
+tests/lmms_record/ (a ``sitecustomize``) records what the model's ``generate`` received: the
+prompt's tokens and the processor's tensors. The verdicts are read from that record, never
+from the class's arguments, and ``CASES`` is docs/running-models.md's table
 (``test_docs_table_is_the_measured_one``).
 """
 
@@ -29,8 +29,9 @@ import splice_metric
 from splice_build.cli import main as splice_main
 from splice_eval.builddata import iter_rows
 from splice_eval.run import prompts
-from tests.side_venvs import side_venv_python
-from tests.test_lmms_task import lmms_env
+from tests.side_venvs import lmms_python
+from tests.test_lmms_task import lmms_env, run_lmms
+from tests.tiny_checkpoints import PRINTED
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDER = REPO / "tests" / "lmms_record"
@@ -52,7 +53,7 @@ class Case:
     """One row of docs/running-models.md's table: a family's checkpoint through one lmms-eval
     class."""
 
-    family: str  # tests/tiny_vlms.py's name for the checkpoint
+    family: str  # tests/tiny_checkpoints.py's name for the checkpoint
     label: str  # the family as docs/running-models.md names it
     model: str  # lmms-eval's --model
     args: str  # --model_args besides pretrained= (and the tests' device=cpu)
@@ -109,30 +110,22 @@ CASES = (
 
 @pytest.fixture(scope="module")
 def lmms() -> Path:
-    return side_venv_python(
-        ".venv-lmms",
-        "SPLICE_LMMS_PYTHON",
-        "SPLICE_REQUIRE_LMMS",
-        "lmms-venv",
-        "lmms_eval.tasks, torchvision, decord, qwen_vl_utils, splice_dataset",
-    )
+    return lmms_python("lmms_eval.tasks, torchvision, decord, qwen_vl_utils, splice_dataset")
 
 
 @pytest.fixture(scope="session")
 def tiny_vlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Every family's checkpoint, built once per session in lmms-eval's venv."""
-    python = side_venv_python(
-        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", "transformers"
-    )
+    python = lmms_python("transformers")
     root = tmp_path_factory.mktemp("tiny-vlms")
     proc = subprocess.run(
-        [str(python), str(REPO / "tests" / "tiny_vlms.py"), str(root)],
+        [str(python), str(REPO / "tests" / "tiny_checkpoints.py"), str(root), "--toolkit"],
         capture_output=True,
         text=True,
         timeout=900,
         env={**lmms_env(root, root), "HF_HUB_OFFLINE": "1"},
     )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("TINY_VLMS_JSON ")]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
     return json.loads(lines[-1].split(" ", 1)[1])
 
@@ -158,7 +151,7 @@ def run_class(
     env |= {"SPLICE_RECORD_GENERATE": str(record), "CUDA_VISIBLE_DEVICES": ""}
     if force:
         env["SPLICE_FORCE_ANSWER"] = force
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800, cwd=REPO)
+    proc = run_lmms(command, demo_build, tmp_path, timeout=1800, env=env)
     records = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
     files = sorted(out.rglob(f"*_samples_{TASK}.jsonl"))
     samples = [json.loads(x) for x in files[0].read_text().splitlines()] if files else []

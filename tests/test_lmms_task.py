@@ -27,7 +27,7 @@ from splice_build.cli import main as splice_main
 from splice_build.cli import subcommand_parser
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.run import prompts
-from tests.side_venvs import side_venv_python
+from tests.side_venvs import lmms_python
 
 REPO = Path(__file__).resolve().parents[1]
 TASK_DIR = REPO / "lmms_eval_tasks" / "splice"
@@ -241,14 +241,7 @@ def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp
 
 @pytest.fixture(scope="module")
 def lmms() -> Path:
-    """lmms-eval needs its own venv (it pins PyAV<16 and needs torch)."""
-    return side_venv_python(
-        ".venv-lmms",
-        "SPLICE_LMMS_PYTHON",
-        "SPLICE_REQUIRE_LMMS",
-        "lmms-venv",
-        "lmms_eval.tasks, lmms_eval.evaluator, splice_dataset",
-    )
+    return lmms_python("lmms_eval.tasks, lmms_eval.evaluator, splice_dataset")
 
 
 def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
@@ -269,10 +262,15 @@ def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
 
 
 def run_lmms(
-    command: list[str], demo_build: Path, tmp_path: Path, timeout: float
+    command: list[str],
+    demo_build: Path,
+    tmp_path: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    """``lmms-eval`` as the README runs it: from the repository, on the demo build."""
-    env = lmms_env(demo_build, tmp_path)
+    """``lmms-eval`` as the README runs it: from the repository, on the demo build (``env``:
+    ``lmms_env``'s, as a caller changed it)."""
+    env = env or lmms_env(demo_build, tmp_path)
     return subprocess.run(
         command, capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO
     )

@@ -28,10 +28,10 @@ from splice_eval.predictions import Prediction, read_metadata, write_predictions
 from splice_eval.run import prompts
 from splice_eval.run.sampling import sample_frames
 from tests.side_venvs import models_python
+from tests.tiny_checkpoints import FORCED, PRINTED
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "internvl", "llava_onevision", "smolvlm")
-FORCED = "<order>Video 2, Video 1</order>"  # tests/tiny_checkpoints.py FORCED
 LIMIT = 2  # videos per run: enough for two clip counts, cheap on a CPU
 CONFIG = "video_text"
 # Appendix A.2: Qwen2-VL at 1 fps, 448 px on the long side; InternVL2.5 and LLaVA-OneVision
@@ -72,7 +72,7 @@ def env(tmp: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def tiny(python: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """Every family's tiny checkpoint, saved once per session: {family: {path, params}}."""
+    """Every family's tiny checkpoint, saved once per session: {family: {path, parameters}}."""
     out = tmp_path_factory.mktemp("tiny-checkpoints")
     done = subprocess.run(
         [str(python), str(REPO / "tests" / "tiny_checkpoints.py"), str(out)],
@@ -81,8 +81,11 @@ def tiny(python: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
         env=env(out),
         timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(PRINTED + " ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    built = json.loads(lines[-1].split(" ", 1)[1])
+    assert all("error" not in b for b in built.values()), built
+    return built
 
 
 def splice_run(python: Path, tmp: Path, *argv: str) -> subprocess.CompletedProcess:

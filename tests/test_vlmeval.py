@@ -23,8 +23,9 @@ from splice_eval.builddata import read_meta
 from splice_eval.predictions import read_metadata
 from splice_eval.run import prompts
 from splice_eval.toolkits.vlmeval import PAPER_1FPS, PAPER_16FRAME, VARIANTS
+from tests import side_venvs
 from tests.fake_openai_server import FakeOpenAIServer, Reply, count_clips, media_parts
-from tests.side_venvs import REPO, side_venv_python
+from tests.side_venvs import REPO
 
 PROBE = REPO / "tests" / "vlmeval_probe.py"
 DATASETS = ["SPLICE_video_text_1fps", "SPLICE_video_16frame", "SPLICE_text"]
@@ -32,13 +33,7 @@ DATASETS = ["SPLICE_video_text_1fps", "SPLICE_video_16frame", "SPLICE_text"]
 
 @pytest.fixture(scope="module")
 def vlmeval_python() -> Path:
-    return side_venv_python(
-        ".venv-vlmeval",
-        "SPLICE_VLMEVAL_PYTHON",
-        "SPLICE_REQUIRE_VLMEVAL",
-        "vlmeval-venv",
-        "vlmeval.run, splice_eval.toolkits.vlmeval",
-    )
+    return side_venvs.vlmeval_python()
 
 
 def splice_vlmeval(python: Path, folder: Path, args: list[str], echo_log: Path, **env: str):
@@ -46,6 +41,7 @@ def splice_vlmeval(python: Path, folder: Path, args: list[str], echo_log: Path, 
     LMUData/ there); the completed process."""
     (folder / "LMUData").mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "LMUData": str(folder / "LMUData"), **env}
+    environ["PYTHONPATH"] = side_venvs.checkout_pythonpath()
     environ.pop("SPLICE_DATA", None)
     done = subprocess.run(
         [str(python), str(PROBE), str(echo_log), *args],

@@ -28,7 +28,7 @@ import pytest
 
 from splice_build.cli import SUBCOMMANDS, subcommand_parser
 from splice_dataset import DEFAULT_BUILD_DIR
-from tests.side_venvs import side_venv_python
+from tests.side_venvs import lmms_python
 from tests.test_release import IMPORTED, make_release
 
 REPO = Path(__file__).resolve().parents[1]
@@ -260,9 +260,7 @@ def test_lmms_eval_runs_the_installed_task_folder(installed, wheel_demo, tmp_pat
     `splice lmms-tasks` prints from the wheel's venv, the wheel's modules importable (and
     nothing of the checkout), run in the folder `splice demo` wrote ./splice-data into, with
     no SPLICE_DATA: the installed task finds the demo's build there by default."""
-    lmms = side_venv_python(
-        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", "lmms_eval"
-    )
+    lmms = lmms_python()
     folder = Path(run([installed.bin("splice"), "lmms-tasks"], installed.home).strip())
     assert folder.resolve().is_relative_to(installed.venv.resolve())
     assert (folder / "splice.yaml").is_file() and (folder / "utils.py").is_file()

@@ -1,6 +1,6 @@
 """SPLICE in VLMEvalKit (PyPI's ``ms-vlmeval``): the ``SPLICE`` dataset class, its named
 variants, ``register()`` and ``splice vlmeval``, which registers them and hands the rest of
-its command line to VLMEvalKit's own ``run.main()``.
+its command line to VLMEvalKit's own ``run.main()``, once per dataset.
 
 VLMEvalKit has no plugin mechanism, so ``register()`` does what its own modules do at
 import: it adds the class to ``vlmeval.dataset``'s lists and the variants to
@@ -395,16 +395,21 @@ def run(args: argparse.Namespace) -> int:
     if args.splice_data:
         os.environ[DATA_ENV] = args.splice_data
     data_source()  # a wrong folder is one line here, not a traceback inside VLMEvalKit
-    forwarded = ["--data", *args.data, "--model", *args.model, *args.pass_through]
     work_dir, infer_only = _vlmeval_options(args.pass_through)
     started = time.time()
     register()
     from vlmeval import run as vlmeval_run
 
     argv = sys.argv
-    sys.argv = ["vlmeval", *forwarded]
     try:
-        vlmeval_run.main()
+        # One VLMEvalKit run per dataset: within one run a local model object serves every
+        # dataset and its frame settings leak from one to the next (after a 1 fps variant
+        # Qwen2VLChat keeps neither fps nor nframe and samples the next variant at
+        # qwen-vl-utils' default 2 fps: vlmeval/inference_video.py; measured in
+        # tests/test_vlmeval_models.py). A fresh run loads the model again instead.
+        for name in args.data:
+            sys.argv = ["vlmeval", "--data", name, "--model", *args.model, *args.pass_through]
+            vlmeval_run.main()
     finally:
         sys.argv = argv
     return _check_outcomes(work_dir, args.model, args.data, started, infer_only)

@@ -14,7 +14,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import Redactor
 from splice_eval.run.chat import CallResult
@@ -90,11 +89,3 @@ class BatchCaller:
                 continue
             for (_, done), result in zip(batch, results, strict=True):
                 done.set_result(result)
-
-
-def refuse_model(model: str, exc: BaseException) -> UserError:
-    """A checkpoint that cannot be loaded, in one line naming ``--model``."""
-    words = " ".join(str(exc).split())
-    if len(words) > 300:
-        words = words[:297] + "..."
-    return UserError(f"--model {model}: cannot load it ({type(exc).__name__}: {words})")

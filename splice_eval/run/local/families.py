@@ -4,12 +4,16 @@ settings for each (Appendix A.2), without importing torch or transformers.
 A family is picked from the checkpoint's ``config.json`` ``model_type``; a type no family
 names is run by the generic image-text-to-text adapter, frames sent as images. The frame
 settings are ``--frames`` strings (``runner.parse_frames`` reads them), so a family's
-default is spelled exactly as a user would override it.
+default is spelled exactly as a user would override it. ``checkpoint_family`` is the one
+reading of a checkpoint's config that both local backends do before loading anything.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from splice_build.errors import UserError
 
 QWEN2_VL = "qwen2_vl"
 QWEN2_5_VL = "qwen2_5_vl"
@@ -66,3 +70,25 @@ def family_of(model_type: str) -> Family:
         if model_type in family.model_types:
             return family
     return GENERIC_FAMILY
+
+
+def refuse_model(model: str, exc: BaseException) -> UserError:
+    """A checkpoint that cannot be loaded, in one line naming ``--model``."""
+    words = " ".join(str(exc).split())
+    if len(words) > 300:
+        words = words[:297] + "..."
+    return UserError(f"--model {model}: cannot load it ({type(exc).__name__}: {words})")
+
+
+def checkpoint_family(transformers: Any, model: str) -> tuple[str, Family]:
+    """``model``'s ``config.json`` ``model_type`` and the family serving it, read with the
+    caller's ``transformers`` (this module imports neither it nor torch); a UserError naming
+    ``--model`` when the config cannot be read or the checkpoint is remote code."""
+    try:
+        config = transformers.AutoConfig.from_pretrained(model)
+    except (OSError, ValueError) as exc:
+        raise refuse_model(model, exc) from None
+    model_type = getattr(config, "model_type", "")
+    if model_type in REMOTE_CODE_TYPES:
+        raise UserError(f"--model {model}: {REMOTE_CODE_TYPES[model_type]}")
+    return model_type, family_of(model_type)

@@ -18,7 +18,7 @@ from splice_eval.run.chat import CallResult
 from splice_eval.run.jobs import FramesRequest
 from splice_eval.run.local import families
 from splice_eval.run.local.adapters import Adapter, adapter_for
-from splice_eval.run.local.backend import BatchCaller, LocalModel, refuse_model
+from splice_eval.run.local.backend import BatchCaller, LocalModel
 
 EXTRA = "models"
 GPU_BATCH = 8
@@ -29,14 +29,7 @@ def open_transformers(args: Any) -> LocalModel:
     transformers = require("transformers", EXTRA, "--backend transformers")
     device = resolve_device(torch, args.device)
     dtype = resolve_dtype(torch, args.dtype, device)
-    try:
-        config = transformers.AutoConfig.from_pretrained(args.model)
-    except (OSError, ValueError) as exc:
-        raise refuse_model(args.model, exc) from None
-    model_type = getattr(config, "model_type", "")
-    if model_type in families.REMOTE_CODE_TYPES:
-        raise UserError(f"--model {args.model}: {families.REMOTE_CODE_TYPES[model_type]}")
-    family = families.family_of(model_type)
+    model_type, family = families.checkpoint_family(transformers, args.model)
     print(
         f"splice run: loading {args.model} ({model_type}) on {device}",
         file=sys.stderr,
@@ -45,7 +38,7 @@ def open_transformers(args: Any) -> LocalModel:
         processor = transformers.AutoProcessor.from_pretrained(args.model)
         model = transformers.AutoModelForImageTextToText.from_pretrained(args.model, dtype=dtype)
     except (OSError, ValueError, KeyError) as exc:
-        raise refuse_model(args.model, exc) from None
+        raise families.refuse_model(args.model, exc) from None
     model.to(device).eval()
     batch_size = args.batch_size or (GPU_BATCH if device.startswith("cuda") else 1)
     generation = {"max_new_tokens": args.max_tokens}

@@ -20,7 +20,7 @@ from splice_eval.run.chat import CallResult
 from splice_eval.run.jobs import FramesRequest
 from splice_eval.run.local import families
 from splice_eval.run.local.adapters import Adapter, adapter_for, frame_rate
-from splice_eval.run.local.backend import BatchCaller, LocalModel, refuse_model
+from splice_eval.run.local.backend import BatchCaller, LocalModel
 
 GPU_BATCH = 8
 
@@ -35,15 +35,11 @@ def open_vllm(args: Any) -> LocalModel:
             "adapters without it"
         ) from None
     transformers = require("transformers", "models", "--backend vllm")
+    model_type, family = families.checkpoint_family(transformers, args.model)
     try:
-        config = transformers.AutoConfig.from_pretrained(args.model)
         processor = transformers.AutoProcessor.from_pretrained(args.model)
     except (OSError, ValueError) as exc:
-        raise refuse_model(args.model, exc) from None
-    model_type = getattr(config, "model_type", "")
-    if model_type in families.REMOTE_CODE_TYPES:
-        raise UserError(f"--model {args.model}: {families.REMOTE_CODE_TYPES[model_type]}")
-    family = families.family_of(model_type)
+        raise families.refuse_model(args.model, exc) from None
     adapter = adapter_for(family, processor)
     print(f"splice run: loading {args.model} in vLLM ({family.name})", file=sys.stderr)
     per_prompt = (
