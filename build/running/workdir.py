@@ -18,7 +18,7 @@ A record also says which clips the worker held to the clip rule (`clipcheck`, ev
 decoded) before committing: ``checked`` names the rule's tolerances and seals them with the
 key and the clips' digests. The build's final validation trusts a clip of the shards whose
 sha256 is one of these (`CheckedCut`) instead of decoding it again; a record without a seal
-that matches (older, or hand-edited) is not trusted: it is cut again.
+that matches (hand-edited) is not trusted: it is cut again.
 """
 
 from __future__ import annotations
@@ -75,19 +75,11 @@ def candidates_stamp(videos_dir: Path, candidates: SourceCandidates) -> list[dic
 
 
 def work_key(entry: VideoEntry, settings: CutSettings, source: dict | list[dict]) -> str:
-    """What a cut depends on (see the module docstring).
-
-    The tolerance keeps its own place in the payload, beside the encoder's settings, as
-    before it joined `CutSettings`: the same inputs give the same key, so existing work
-    folders are reused, not cut again. For the same reason the short-side cap keeps the
-    name it had in keys before it was called `short_side` (``max_side``)."""
-    encoder = settings.encoding()
-    encoder["max_side"] = encoder.pop("short_side")
+    """What a cut depends on (see the module docstring)."""
     payload = json.dumps(
         {
             "entry": to_jsonable(entry),
-            "settings": encoder,
-            "tolerance": settings.tolerance,
+            "settings": to_jsonable(settings),
             "source": source,
             "cutter": CUTTER_VERSION,
         },
@@ -208,7 +200,7 @@ class WorkDir:
             return Lookup(None, f"{CUT_RECORD} is not a record")
         if key is not None and data.get("key") != key:
             return Lookup(None)  # cut from other inputs: redone, nothing is damaged
-        try:  # a record of another shape (hand-edited, older layout) is redone, not trusted
+        try:  # a record of another shape (hand-edited) is redone, not trusted
             files = data["files"]
             for clip in data["clips"]:
                 name = clip["path"]
