@@ -170,7 +170,7 @@ def test_unusable_work_records_are_redone_not_trusted(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     for text in ("{not json", "[1, 2]", '{"key": "k"}', '{"key": "k", "clips": [{"path": 3}]}'):
         (folder / CUT_RECORD).write_text(text, "utf-8")
-        assert work.load("abc") is None, text
+        assert work.lookup("abc").video is None, text
 
 
 # --- the work folder: keyed by the sources, verified before reuse -------------------------

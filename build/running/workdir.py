@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from splice_build.records import (
@@ -146,10 +146,11 @@ class WorkDir:
 
     def commit(
         self, tmp: Path, video: CutVideo, key: str, checked: CheckedCut | None = None
-    ) -> CutVideo:
+    ) -> Lookup:
         """Record the cut (clip paths relative to its folder, with their sizes and
-        sha256), then rename into place. ``checked`` is what the worker's check found
-        (the digests of the bytes it decoded): a file that no longer has them raises."""
+        sha256), then rename into place; return it as a `lookup` of it would. ``checked``
+        is what the worker's check found (the digests of the bytes it decoded): a file that
+        no longer has them raises."""
         data = to_jsonable(video)
         files = {}
         for i, clip in enumerate(data["clips"]):
@@ -174,20 +175,12 @@ class WorkDir:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        video = self.load(video.entry.video_id, key, verify=False)
-        if video is None:
-            raise RuntimeError(f"work folder lost the cut of video {data['entry']['video_id']}")
-        return video
+        clips = tuple(replace(c, path=final / c.path.relative_to(tmp)) for c in video.clips)
+        return Lookup(replace(video, clips=clips), checked=checked)
 
-    def load(
-        self, video_id: str, key: str | None = None, *, verify: bool = True
-    ) -> CutVideo | None:
-        """The committed cut of a video, or None if absent, unusable or of another key."""
-        return self.lookup(video_id, key, verify=verify).video
-
-    def lookup(self, video_id: str, key: str | None = None, *, verify: bool = True) -> Lookup:
+    def lookup(self, video_id: str, key: str | None = None) -> Lookup:
         """The committed cut of a video if its record is whole and of this key and every
-        clip has its recorded size (and, with ``verify``, its recorded sha256)."""
+        clip has its recorded size and sha256."""
         folder = self.video_dir(video_id)
         if not folder.is_dir():
             return Lookup(None)
@@ -204,7 +197,7 @@ class WorkDir:
             files = data["files"]
             for clip in data["clips"]:
                 name = clip["path"]
-                damage = _check_file(folder, name, files[name], verify)
+                damage = _check_file(folder, name, files[name])
                 if damage:
                     return Lookup(None, damage)
                 clip["path"] = str(folder / name)
@@ -234,7 +227,7 @@ def _checked(data: dict) -> CheckedCut | bool:
     return CheckedCut(digests, *rule)
 
 
-def _check_file(folder: Path, name: str, recorded: dict, verify: bool) -> str:
+def _check_file(folder: Path, name: str, recorded: dict) -> str:
     """What is wrong with one recorded clip ('' if nothing); names are relative."""
     if not isinstance(name, str) or "/" in name or name.startswith("."):
         raise ValueError(f"clip path {name!r}")
@@ -245,9 +238,11 @@ def _check_file(folder: Path, name: str, recorded: dict, verify: bool) -> str:
         return f"clip {name} is missing"
     if size != recorded["bytes"]:
         return f"clip {name} is {size} bytes, its record says {recorded['bytes']}"
-    if verify and file_digest(path)["sha256"] != recorded["sha256"]:
-        return f"clip {name} does not match its recorded sha256"
-    return ""
+    try:
+        sha256 = file_digest(path)["sha256"]
+    except OSError as exc:
+        return f"clip {name} does not read: {exc.strerror or exc}"
+    return f"clip {name} does not match its recorded sha256" if sha256 != recorded["sha256"] else ""
 
 
 def _fsync_dir(folder: Path) -> None:
