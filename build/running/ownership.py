@@ -50,6 +50,7 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, disk_error
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
@@ -379,14 +380,9 @@ def _swap_record(out: Path) -> Path:
 
 def _write_record(out: Path, finished: Path, replaced: Path | None) -> None:
     """The swap record, written whole (renamed into place, flushed) before a folder moves."""
-    record = _swap_record(out)
-    partial = record.with_name(record.name + ".partial")
     data = {"finished": finished.name, "replaced": replaced.name if replaced else None}
-    with open(partial, "w", encoding="utf-8") as f:
-        f.write(json.dumps(data) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, record)
+    with atomic_path(_swap_record(out), fsync=True) as tmp:
+        tmp.write_text(json.dumps(data) + "\n", "utf-8")
 
 
 def _recorded(record: Path, out: Path) -> list[Path]:

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 import splice_dataset as schema
 from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.output import card, validate, write
+from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.shards import WriteResult
 from splice_build.records import (
     COVERAGE_TOLERANCE,
@@ -189,14 +190,14 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 
 
-def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> validate.VerifiedClips:
+def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> VerifiedClips:
     """What the workers checked of each included video's clips, from their committed work
     records (each sealed by the check it records; an entry that records none is decoded in
     full).
 
     The clips are trusted only if the loosest rule any of them met is at least as strict as
     the one validation applies."""
-    found: dict[str, tuple[validate.VerifiedClip, ...]] = {}
+    found: dict[str, tuple[VerifiedClip, ...]] = {}
     rules = set()
     for entry in entries:
         cut = cuts[entry.video_id]
@@ -205,12 +206,12 @@ def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> valida
         checked = cut.checked
         rules.add((checked.tolerance, checked.tolerance_frames))
         found[entry.video_id] = tuple(
-            validate.VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
+            VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
             for sha, c in zip(checked.sha256, cut.video.clips, strict=True)
         )
     if not rules:
-        return validate.VerifiedClips()
-    return validate.VerifiedClips(found, max(r[0] for r in rules), max(r[1] for r in rules))
+        return VerifiedClips()
+    return VerifiedClips(found, max(r[0] for r in rules), max(r[1] for r in rules))
 
 
 def check_options(config: BuildConfig) -> None:
