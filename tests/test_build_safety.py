@@ -390,7 +390,7 @@ def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
     assert tree_digest(out) == before  # the killed build never touched the old output
     folder = WorkDir(work)
     for video in committed(work):  # every committed entry is whole
-        assert folder.load(video.name) is not None, video
+        assert folder.lookup(video.name).video is not None, video
     resumed = run_build(config(annotations, sources, out, work=work)).out
     assert tree_digest(resumed) == tree_digest(straight)
 
