@@ -197,10 +197,10 @@ class WorkDir:
             files = data["files"]
             for clip in data["clips"]:
                 name = clip["path"]
-                damage = _check_file(folder, name, files[name])
+                damage = _check_file(os.path.join(folder, name), name, files[name])
                 if damage:
                     return Lookup(None, damage)
-                clip["path"] = str(folder / name)
+                clip["path"] = os.path.join(folder, name)
             video = cut_video_from_json(data)
             checked = _checked(data)
         except (KeyError, TypeError, ValueError):
@@ -227,13 +227,13 @@ def _checked(data: dict) -> CheckedCut | bool:
     return CheckedCut(digests, *rule)
 
 
-def _check_file(folder: Path, name: str, recorded: dict) -> str:
-    """What is wrong with one recorded clip ('' if nothing); names are relative."""
+def _check_file(path: str, name: str, recorded: dict) -> str:
+    """What is wrong with one recorded clip ``name`` at ``path`` ('' if nothing); names are
+    relative."""
     if not isinstance(name, str) or "/" in name or name.startswith("."):
         raise ValueError(f"clip path {name!r}")
-    path = folder / name
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
     except OSError:
         return f"clip {name} is missing"
     if size != recorded["bytes"]:
