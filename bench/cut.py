@@ -284,7 +284,7 @@ def verification_costs(src: Path, segments, work: Path, repeat: int = 3) -> dict
     timed("clip check", lambda: check_clips(video, 1.0))
     timed("clip sha256", lambda: [file_digest(c.path) for c in video.clips])
     workdir.commit(tmp, video, key)
-    timed("verify", lambda: workdir.lookup(entry.video_id, key, verify=True))
+    timed("verify", lambda: workdir.lookup(entry.video_id, key))
     timed("source stat", lambda: source_stamp(src))
     timed("source sha256", lambda: file_digest(src))
     committed = workdir.video_dir(entry.video_id)

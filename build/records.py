@@ -8,7 +8,7 @@ and serialise to the work folder's JSON for resumable builds.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -226,18 +226,18 @@ class DownloadOutcome:
 
 
 def to_jsonable(record: Any) -> Any:
-    """A record as JSON-ready data (Paths become strings)."""
-    return _paths_to_str(asdict(record))
-
-
-def _paths_to_str(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _paths_to_str(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_paths_to_str(v) for v in value]
-    return value
+    """A record as JSON-ready data: a record's fields in order as `dataclasses.asdict` gives
+    them (without its deep copies: a rerun computes one per video for its work key), tuples
+    as lists, Paths as strings."""
+    if is_dataclass(record) and not isinstance(record, type):
+        return {f.name: to_jsonable(getattr(record, f.name)) for f in fields(record)}
+    if isinstance(record, Path):
+        return str(record)
+    if isinstance(record, dict):
+        return {k: to_jsonable(v) for k, v in record.items()}
+    if isinstance(record, list | tuple):
+        return [to_jsonable(v) for v in record]
+    return record
 
 
 def entry_from_json(data: dict[str, Any]) -> VideoEntry:

@@ -150,8 +150,8 @@ def test_normal_layout_builds_and_leaves_user_files_alone(
     assert new == {schema.DEFAULT_BUILD_DIR, f"{schema.DEFAULT_BUILD_DIR}-work"}
     # What a killed build left beside the output goes; a user's folder of that name stays.
     dead = project / ".splice-data.incomplete-dead"
-    (dead / "data").mkdir(parents=True)
-    (dead / "data" / "test-00000-of-00001.parquet").write_bytes(b"PAR1")
+    (dead / "video_text").mkdir(parents=True)
+    (dead / "video_text" / "test-00000-of-00001.parquet").write_bytes(b"PAR1")
     (project / ".splice-data.incomplete-mine").mkdir()
     (project / ".splice-data.incomplete-mine" / "notes.txt").write_text("mine", "utf-8")
     before = _everything(project)
@@ -179,13 +179,12 @@ def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) ->
     assert foreign_output(tmp_path / "absent") is None and foreign_output(tmp_path) is not None
     (out / "video_text" / "notes.txt").write_text("mine", "utf-8")
     assert "video_text/notes.txt" in foreign_output(out)
-    legacy = tmp_path / "work"  # as builds before the marker left it: committed cuts only
-    (legacy / "videos" / "abc").mkdir(parents=True)
-    (legacy / "videos" / "abc" / "cut.json").write_text("{}", "utf-8")
-    (legacy / "videos" / ".tmp-abc-1-2").mkdir()
-    assert foreign_work(legacy) is None
-    (legacy / "videos" / "holiday").mkdir()
-    assert "videos/holiday" in foreign_work(legacy)
+    unmarked = tmp_path / "work"  # cuts without the marker every build writes: not ours
+    (unmarked / "videos" / "abc").mkdir(parents=True)
+    (unmarked / "videos" / "abc" / "cut.json").write_text("{}", "utf-8")
+    assert "holds videos" in foreign_work(unmarked)
+    (unmarked / "splice-work.json").write_text("{}", "utf-8")
+    assert foreign_work(unmarked) is None
 
 
 def test_a_build_failing_while_writing_leaves_the_previous_output(
@@ -391,7 +390,7 @@ def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
     assert tree_digest(out) == before  # the killed build never touched the old output
     folder = WorkDir(work)
     for video in committed(work):  # every committed entry is whole
-        assert folder.load(video.name) is not None, video
+        assert folder.lookup(video.name).video is not None, video
     resumed = run_build(config(annotations, sources, out, work=work)).out
     assert tree_digest(resumed) == tree_digest(straight)
 

@@ -20,7 +20,7 @@ import splice_dataset as schema
 from splice_build.cli import main
 from splice_build.output import validate, write
 from splice_build.output.validate import parts
-from splice_build.running.pipeline import committed, run_build, verified_clips
+from splice_build.running.pipeline import run_build, verified_clips
 from splice_build.running.report import load_report
 from splice_build.running.workdir import CUT_RECORD, WorkDir, file_digest
 from splice_build.stages.select import select_annotations
@@ -140,7 +140,8 @@ def test_a_record_without_its_check_is_decoded(tmp_path, sources, three, capsys)
     keys = {e.video_id: json.loads((work / "videos" / e.video_id / CUT_RECORD).read_text())["key"]
             for e in selection.selected}  # fmt: skip
     entries = list(selection.selected)
-    verified = verified_clips(entries, committed(entries, WorkDir(work), keys, {}))
+    cuts = {e.video_id: WorkDir(work).lookup(e.video_id, keys[e.video_id]) for e in entries}
+    verified = verified_clips(entries, cuts)
     assert ids[0] not in verified.clips and set(verified.clips) == set(ids[1:])
     capsys.readouterr()
     result = run_build(replace(config(three, sources, out, work=work), progress=True))

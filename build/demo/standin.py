@@ -14,7 +14,6 @@ only picks, column by column, between the empty and the full progress bar.
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from splice_build.atomic import atomic_path
 from splice_build.records import VideoEntry
 
 # Distinct, saturated step colours (RGB); a video has at most 7 steps in SPLICE.
@@ -119,10 +119,9 @@ def render_source(
     path.parent.mkdir(parents=True, exist_ok=True)
     n_frames = max(1, math.ceil(entry.duration * fps))
     pictures = _Pictures(entry, width, height)
-    partial = path.with_name(f".{path.name}.partial")
     fmt = {".webm": "webm", ".mkv": "matroska"}.get(path.suffix.lower(), "mp4")
     codec = "libvpx" if fmt == "webm" else "libx264"
-    with av.open(str(partial), mode="w", format=fmt) as container:
+    with atomic_path(path) as partial, av.open(str(partial), mode="w", format=fmt) as container:
         options = {"preset": "ultrafast", "crf": "26"} if codec == "libx264" else {}
         stream = container.add_stream(codec, rate=fps, options=options)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
@@ -136,7 +135,6 @@ def render_source(
                 container.mux(packet)
         for packet in stream.encode(None):
             container.mux(packet)
-    os.replace(partial, path)
     return path
 
 

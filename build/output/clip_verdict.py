@@ -65,37 +65,6 @@ class OneClip:
     imported: ImportedClip | None = None  # the import's manifest record of it
 
 
-@dataclass(frozen=True)
-class ClipTask:
-    """One row's clips to judge (None: a clip without bytes, already reported)."""
-
-    index: int  # the row's place in the full config, for putting problems back in order
-    clips: tuple[OneClip | None, ...]
-    rule: ClipRule
-    checked: tuple[VerifiedClip, ...] | None = None  # what the build's worker checked of it
-
-
-@dataclass(frozen=True)
-class ClipResult:
-    index: int
-    problems: tuple[tuple[int, str], ...]  # (clip's place in the row, what)
-    clips: int  # clips looked at
-    decoded: int  # of which decoded (the rest proven by digest)
-
-
-def check_clip_task(task: ClipTask, threads: int = 1) -> ClipResult:
-    """The executors' function (``threads`` unused: a clip decodes on one thread,
-    `clipcheck.CHECK_THREADS`)."""
-    found: list[tuple[int, str]] = []
-    decoded = 0
-    for k, clip in enumerate(task.clips):
-        if clip is not None:
-            what, was_decoded = check_one(clip, task.rule, task.checked)
-            found += [(k, w) for w in what]
-            decoded += was_decoded
-    return ClipResult(task.index, tuple(found), len(task.clips), decoded)
-
-
 def check_one(
     clip: OneClip, rule: ClipRule, checked: tuple[VerifiedClip, ...] | None = None
 ) -> tuple[list[str], bool]:

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 import splice_dataset as schema
 from splice_build.errors import UserError, disk_error
 from splice_build.output import validate, write
+from splice_build.output.clip_verdict import VerifiedClips
 from splice_build.output.shards import WriteResult
 from splice_build.output.validate.progress import Runner
 from splice_build.records import ShuffledVideo, Skip
@@ -46,7 +47,7 @@ def finish_build(
     max_shard_bytes: int = write.MAX_SHARD_BYTES,
     validate_output: bool = True,
     nothing: Callable[[str], str],
-    verified: validate.VerifiedClips | None = None,
+    verified: VerifiedClips | None = None,
     progress: bool = True,
     run: Runner | None = None,
     tolerance: float | None = None,
@@ -90,10 +91,14 @@ def finish_build(
         problems = checked()
         failing = _clip_problems_by_video(problems, {v.video_id for v in report.included})
         if failing:
-            # Whatever the cutter accepts the validator should accept (both apply
-            # clipcheck); a clip that still fails costs its video, not the build: it is
-            # dropped with the problem in the report, and the rest is written again, and
-            # validated again (by digest again, where the workers checked them).
+            # A clip the digest proof rejects: bytes other than the ones its worker
+            # checked (damage or a swap between the check and the shards; an import's
+            # record that does not match), or a clip no check vouched for that fails the
+            # rule. It costs its video, not the build: the video is dropped with the
+            # problem in the report, and the rest is written and validated again
+            # (tests: test_shard_clips_other_than_the_checked_ones_fail_the_build,
+            # test_video_whose_clips_fail_validation_is_dropped_and_said, and the
+            # import's test_a_digest_its_worker_did_not_check_is_not_trusted).
             for video_id, what in sorted(failing.items()):
                 report.drop(Skip(video_id, "validate", what))
                 dropped.add(video_id)

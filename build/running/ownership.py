@@ -8,11 +8,10 @@ replaces a previous output only with a finished one.
   (predictions, notes) makes it not the build's to replace; only a desktop's litter
   (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
 - A work folder is the build's when it holds ``WORK_MARKER`` (written when the build first
-  uses the folder) or, as left by builds before the marker, only ``videos/`` of committed
-  cuts and temporary cut folders, and what `splice demo` puts beside them (its build's own
-  work folder ``cuts/``, marked, and its rendered ``stand-in-sources/``, which a build never
-  touches): the README's build right after the demo uses the demo's ``splice-data-work``.
-  Anything else is refused. A work folder the build made and left without a cut (a build
+  uses the folder) or only what `splice demo` puts there (its build's own work folder
+  ``cuts/``, marked, and its rendered ``stand-in-sources/``, which a build never touches):
+  the README's build right after the demo uses the demo's ``splice-data-work``. Anything
+  else is refused. A work folder the build made and left without a cut (a build
   of no video) is removed again.
 - No folder the build writes into may be, or hold, the sources, the annotation file, the
   curation file or the current folder, and none may lie inside the sources (where the
@@ -51,27 +50,23 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, disk_error
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
-from splice_build.running.workdir import CUT_RECORD
 from splice_dataset import WEBDATASET_DIR, WRITTEN_CONFIGS, shard_dir
 
 CARD = "README.md"
 # What a build writes into its output: top-level files, and folders with their file suffix.
 OUTPUT_FILES = frozenset({CARD, REPORT_JSON, REPORT_TXT, MANIFEST})  # MANIFEST: imports
-# ("data": the shared clip shards of builds made before each config had its own folder,
-# so that such a build is still recognised and may be replaced.)
 OUTPUT_FOLDERS = {
     **{shard_dir(config): ".parquet" for config in WRITTEN_CONFIGS},
-    "data": ".parquet",
     WEBDATASET_DIR: ".tar",
 }
 # Files a desktop drops into any folder it shows; replacing them loses nothing.
 OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 WORK_MARKER = "splice-work.json"
 WORK_CUTS = "videos"  # `WorkDir.videos`
-TEMP_CUT_PREFIX = ".tmp-"  # `WorkDir.new_temp_dir`
 # What `splice demo` writes into its work folder: its build's work folder, and its sources.
 DEMO_CUTS, DEMO_SOURCES = "cuts", "stand-in-sources"
 # Hidden folders beside the output: a build being written, and a replaced one being removed.
@@ -153,15 +148,8 @@ def foreign_work(folder: Path) -> str | None:
     if not folder.exists() or not any(folder.iterdir()) or (folder / WORK_MARKER).is_file():
         return None
     for entry in sorted(folder.iterdir()):
-        if _demo_entry(entry):
-            continue
-        if entry.name != WORK_CUTS or not entry.is_dir():
+        if not _demo_entry(entry):
             return f"not a SPLICE work folder (it holds {entry.name}, which no build wrote)"
-    cuts = folder / WORK_CUTS
-    for entry in sorted(cuts.iterdir()) if cuts.is_dir() else ():
-        ours = entry.name.startswith(TEMP_CUT_PREFIX) or (entry / CUT_RECORD).is_file()
-        if not entry.is_dir() or entry.is_symlink() or not ours:
-            return f"not a SPLICE work folder (it holds {WORK_CUTS}/{entry.name})"
     return None
 
 
@@ -392,14 +380,9 @@ def _swap_record(out: Path) -> Path:
 
 def _write_record(out: Path, finished: Path, replaced: Path | None) -> None:
     """The swap record, written whole (renamed into place, flushed) before a folder moves."""
-    record = _swap_record(out)
-    partial = record.with_name(record.name + ".partial")
     data = {"finished": finished.name, "replaced": replaced.name if replaced else None}
-    with open(partial, "w", encoding="utf-8") as f:
-        f.write(json.dumps(data) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, record)
+    with atomic_path(_swap_record(out), fsync=True) as tmp:
+        tmp.write_text(json.dumps(data) + "\n", "utf-8")
 
 
 def _recorded(record: Path, out: Path) -> list[Path]:

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 import splice_dataset as schema
 from splice_build.errors import INTERRUPTED_EXIT, UserError
 from splice_build.output import card, validate, write
+from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.shards import WriteResult
 from splice_build.records import (
     COVERAGE_TOLERANCE,
@@ -50,7 +51,7 @@ from splice_build.running.executors import (
 from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import Lookup, WorkDir
-from splice_build.running.worker import Outcome, VideoTask, process_video, reused
+from splice_build.running.worker import Outcome, VideoTask, process_video, reuse
 from splice_build.stages import select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
@@ -141,15 +142,13 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
 
     work = WorkDir(config.work_dir)
     work.clean_temp()
-    looked: dict[str, Lookup] = {}
     # One executor for the cut and the final validation's parts.
     executor = make_executor(config.executor, config.workers, config.ray_address)
-    keys = _cut_all(selection.selected, work, config, report, looked, executor)
-    if not keys:
+    looked = _cut_all(selection.selected, work, config, report, executor)
+    if not looked:
         raise UserError(_nothing_built(report, given, "included"))
 
-    entries = [e for e in selection.selected if e.video_id in keys]
-    looked = committed(entries, work, keys, looked)
+    entries = [e for e in selection.selected if e.video_id in looked]
     downloaded = download_report.missing_among(
         config.videos, [e.video_id for e in selection.selected]
     )
@@ -191,41 +190,28 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
     return BuildResult(given.out, report, finished.problems, time.monotonic() - started)
 
 
-def committed(
-    entries: list[VideoEntry], work: WorkDir, keys: dict[str, str], found: dict[str, Lookup]
-) -> dict[str, Lookup]:
-    """Each included video's committed cut, read once for the writer's passes and the
-    verified clips instead of once by each: ``found`` (reused, verified in the driver) as
-    it is, the others' records read with their sizes checked, not their hashes (a worker
-    committed them under this key moments ago)."""
-    return {
-        e.video_id: found.get(e.video_id) or work.lookup(e.video_id, keys[e.video_id], verify=False)
-        for e in entries
-    }
-
-
-def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> validate.VerifiedClips:
+def verified_clips(entries: list[VideoEntry], cuts: dict[str, Lookup]) -> VerifiedClips:
     """What the workers checked of each included video's clips, from their committed work
-    records (`committed`; each sealed by the check it records; an entry that records none
-    is decoded in full).
+    records (each sealed by the check it records; an entry that records none is decoded in
+    full).
 
     The clips are trusted only if the loosest rule any of them met is at least as strict as
     the one validation applies."""
-    found: dict[str, tuple[validate.VerifiedClip, ...]] = {}
+    found: dict[str, tuple[VerifiedClip, ...]] = {}
     rules = set()
     for entry in entries:
         cut = cuts[entry.video_id]
-        if cut.video is None or cut.checked is None:
+        if cut.checked is None:
             continue
         checked = cut.checked
         rules.add((checked.tolerance, checked.tolerance_frames))
         found[entry.video_id] = tuple(
-            validate.VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
+            VerifiedClip(sha, _segment(entry, c.step_index), float(c.duration))
             for sha, c in zip(checked.sha256, cut.video.clips, strict=True)
         )
     if not rules:
-        return validate.VerifiedClips()
-    return validate.VerifiedClips(found, max(r[0] for r in rules), max(r[1] for r in rules))
+        return VerifiedClips()
+    return VerifiedClips(found, max(r[0] for r in rules), max(r[1] for r in rules))
 
 
 def check_options(config: BuildConfig) -> None:
@@ -274,26 +260,25 @@ def _cut_all(
     work: WorkDir,
     config: BuildConfig,
     report: BuildReport,
-    looked: dict[str, Lookup],
     executor: Executor,
-) -> dict[str, str]:
-    """Cut every selected video not already in the work folder; return the work keys of
-    the ids that made it (``looked`` gets the cuts found already there)."""
+) -> dict[str, Lookup]:
+    """Cut every selected video not already in the work folder; return the committed cut
+    of each that made it, found there or cut now."""
     index = sources.index_sources(config.videos)
     report.warnings.extend(sources.duplicate_warnings(index, entries))
     report.warnings.extend(sources.misnamed_warnings(index))
     tasks = video_tasks(entries, index, work.root, config)
-    included: dict[str, str] = {}
+    included: dict[str, Lookup] = {}
     bar = tqdm(total=len(tasks), unit="video", disable=not config.progress, desc="probe+cut")
     clips = 0
     seconds = 0.0
     start = time.monotonic()
     with bar:
-        for outcome in _outcomes(executor, tasks, looked):
+        for outcome in _outcomes(executor, tasks, work):
             if outcome.note:
                 report.notes.append(outcome.note)
             if outcome.ok:
-                included[outcome.video_id] = outcome.key
+                included[outcome.video_id] = outcome.cut
                 report.include(outcome.video_id, outcome.num_clips)
                 clips += outcome.num_clips
                 seconds += outcome.seconds
@@ -310,21 +295,17 @@ def _cut_all(
     return included
 
 
-def _outcomes(
-    executor: Executor, tasks: list[VideoTask], looked: dict[str, Lookup]
-) -> Iterator[Outcome]:
+def _outcomes(executor: Executor, tasks: list[VideoTask], work: WorkDir) -> Iterator[Outcome]:
     """Every video's outcome: those the work folder already holds first, found here as the
-    bar moves (their cuts into ``looked``), then the executor's of the videos left to cut
-    (no worker starts for none)."""
+    bar moves (`reuse`), then the executor's of the videos left to cut (no worker starts
+    for none)."""
     to_cut = []
     for task in tasks:
-        found = reused(task)
-        if found is None:
-            to_cut.append(task)
-            continue
-        outcome, cut = found
-        looked[outcome.video_id] = cut
-        yield outcome
+        found = reuse(task, work)
+        if isinstance(found, Outcome):
+            yield found
+        else:
+            to_cut.append(found)
     if to_cut:
         yield from executor.run(process_video, to_cut)
 
@@ -342,13 +323,10 @@ def video_tasks(
 def _shuffled(
     entries: list[VideoEntry], looked: dict[str, Lookup], seed: int
 ) -> Iterator[ShuffledVideo]:
-    """Committed cuts (`committed`: their records, not their clips) in video-id order,
-    shuffled; one video's clips in memory at a time."""
+    """Committed cuts (their records, not their clips) in video-id order, shuffled; one
+    video's clips in memory at a time."""
     for entry in sorted(entries, key=lambda e: e.video_id):
-        cut = looked[entry.video_id].video
-        if cut is None:  # removed from the work folder during the build
-            raise RuntimeError(f"work folder lost the cut of video {entry.video_id}")
-        yield shuffle.shuffle(cut, seed)
+        yield shuffle.shuffle(looked[entry.video_id].video, seed)
 
 
 def _segment(entry: VideoEntry, step_index: int) -> tuple[float, float]:

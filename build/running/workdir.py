@@ -18,7 +18,7 @@ A record also says which clips the worker held to the clip rule (`clipcheck`, ev
 decoded) before committing: ``checked`` names the rule's tolerances and seals them with the
 key and the clips' digests. The build's final validation trusts a clip of the shards whose
 sha256 is one of these (`CheckedCut`) instead of decoding it again; a record without a seal
-that matches (older, or hand-edited) is not trusted: it is cut again.
+that matches (hand-edited) is not trusted: it is cut again.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from splice_build.records import (
@@ -75,19 +75,11 @@ def candidates_stamp(videos_dir: Path, candidates: SourceCandidates) -> list[dic
 
 
 def work_key(entry: VideoEntry, settings: CutSettings, source: dict | list[dict]) -> str:
-    """What a cut depends on (see the module docstring).
-
-    The tolerance keeps its own place in the payload, beside the encoder's settings, as
-    before it joined `CutSettings`: the same inputs give the same key, so existing work
-    folders are reused, not cut again. For the same reason the short-side cap keeps the
-    name it had in keys before it was called `short_side` (``max_side``)."""
-    encoder = settings.encoding()
-    encoder["max_side"] = encoder.pop("short_side")
+    """What a cut depends on (see the module docstring)."""
     payload = json.dumps(
         {
             "entry": to_jsonable(entry),
-            "settings": encoder,
-            "tolerance": settings.tolerance,
+            "settings": to_jsonable(settings),
             "source": source,
             "cutter": CUTTER_VERSION,
         },
@@ -154,10 +146,11 @@ class WorkDir:
 
     def commit(
         self, tmp: Path, video: CutVideo, key: str, checked: CheckedCut | None = None
-    ) -> CutVideo:
+    ) -> Lookup:
         """Record the cut (clip paths relative to its folder, with their sizes and
-        sha256), then rename into place. ``checked`` is what the worker's check found
-        (the digests of the bytes it decoded): a file that no longer has them raises."""
+        sha256), then rename into place; return it as a `lookup` of it would. ``checked``
+        is what the worker's check found (the digests of the bytes it decoded): a file that
+        no longer has them raises."""
         data = to_jsonable(video)
         files = {}
         for i, clip in enumerate(data["clips"]):
@@ -182,20 +175,12 @@ class WorkDir:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        video = self.load(video.entry.video_id, key, verify=False)
-        if video is None:
-            raise RuntimeError(f"work folder lost the cut of video {data['entry']['video_id']}")
-        return video
+        clips = tuple(replace(c, path=final / c.path.relative_to(tmp)) for c in video.clips)
+        return Lookup(replace(video, clips=clips), checked=checked)
 
-    def load(
-        self, video_id: str, key: str | None = None, *, verify: bool = True
-    ) -> CutVideo | None:
-        """The committed cut of a video, or None if absent, unusable or of another key."""
-        return self.lookup(video_id, key, verify=verify).video
-
-    def lookup(self, video_id: str, key: str | None = None, *, verify: bool = True) -> Lookup:
+    def lookup(self, video_id: str, key: str | None = None) -> Lookup:
         """The committed cut of a video if its record is whole and of this key and every
-        clip has its recorded size (and, with ``verify``, its recorded sha256)."""
+        clip has its recorded size and sha256."""
         folder = self.video_dir(video_id)
         if not folder.is_dir():
             return Lookup(None)
@@ -208,14 +193,14 @@ class WorkDir:
             return Lookup(None, f"{CUT_RECORD} is not a record")
         if key is not None and data.get("key") != key:
             return Lookup(None)  # cut from other inputs: redone, nothing is damaged
-        try:  # a record of another shape (hand-edited, older layout) is redone, not trusted
+        try:  # a record of another shape (hand-edited) is redone, not trusted
             files = data["files"]
             for clip in data["clips"]:
                 name = clip["path"]
-                damage = _check_file(folder, name, files[name], verify)
+                damage = _check_file(os.path.join(folder, name), name, files[name])
                 if damage:
                     return Lookup(None, damage)
-                clip["path"] = str(folder / name)
+                clip["path"] = os.path.join(folder, name)
             video = cut_video_from_json(data)
             checked = _checked(data)
         except (KeyError, TypeError, ValueError):
@@ -242,20 +227,22 @@ def _checked(data: dict) -> CheckedCut | bool:
     return CheckedCut(digests, *rule)
 
 
-def _check_file(folder: Path, name: str, recorded: dict, verify: bool) -> str:
-    """What is wrong with one recorded clip ('' if nothing); names are relative."""
+def _check_file(path: str, name: str, recorded: dict) -> str:
+    """What is wrong with one recorded clip ``name`` at ``path`` ('' if nothing); names are
+    relative."""
     if not isinstance(name, str) or "/" in name or name.startswith("."):
         raise ValueError(f"clip path {name!r}")
-    path = folder / name
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
     except OSError:
         return f"clip {name} is missing"
     if size != recorded["bytes"]:
         return f"clip {name} is {size} bytes, its record says {recorded['bytes']}"
-    if verify and file_digest(path)["sha256"] != recorded["sha256"]:
-        return f"clip {name} does not match its recorded sha256"
-    return ""
+    try:
+        sha256 = file_digest(path)["sha256"]
+    except OSError as exc:
+        return f"clip {name} does not read: {exc.strerror or exc}"
+    return f"clip {name} does not match its recorded sha256" if sha256 != recorded["sha256"] else ""
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,8 +1,9 @@
-"""The per-video work (probe, then cut), the same for every executor.
+"""The per-video work (probe, cut, clip check, commit), the same for every executor, and
+the driver's one look at the work folder before it (`reuse`).
 
 A task carries only plain values so it pickles to a process pool or a Ray worker; its
-result is small (an outcome, not clips), so the driver's memory stays bounded: clips stay
-on disk in the work folder until the writer streams them into shards.
+result is small (an outcome and the cut's record, not clips), so the driver's memory stays
+bounded: clips stay on disk in the work folder until the writer streams them into shards.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import hashlib
 import os
 import shutil
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import av
@@ -26,7 +27,6 @@ from splice_build.running.workdir import (
     work_key,
 )
 from splice_build.stages import clipcheck, cut, probe
-from splice_build.stages.sources import candidates_for, index_sources
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,9 @@ class VideoTask:
     videos_dir: Path
     work_root: Path
     settings: CutSettings
-    sources: SourceCandidates | None = None  # from the driver's one index of videos_dir
+    sources: SourceCandidates  # from the driver's one index of videos_dir
+    key: str = ""  # the work key (`reuse`); "" for a video with no source: the probe skips it
+    note: str = ""  # what `reuse` found wrong with the work entry of this key, for the report
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,29 @@ class Outcome:
     seconds: float = 0.0  # seconds of clips produced, for progress rates
     stage: str = ""
     reason: str = ""
-    key: str = ""  # the work key it was committed under (the writer loads it by this key)
     note: str = ""  # something the report should say although the video made it
+    cut: Lookup | None = None  # the committed cut (its record: paths, durations, check)
+
+
+def reuse(task: VideoTask, work: WorkDir) -> Outcome | VideoTask:
+    """The driver's one look at the work folder for a video: the outcome of its whole cut
+    of this key (every clip's size and sha256 as recorded, its check sealed), or the task
+    for a worker, carrying the key and why the entry of this key was not reused (damage:
+    a note in the report). A rerun that has nothing to cut hands no cut to the executor
+    (only its final validation's parts), and no worker looks again."""
+    if not task.sources.paths:
+        return task  # the probe skips it, naming what was looked for
+    key = work_key(task.entry, task.settings, candidates_stamp(task.videos_dir, task.sources))
+    found = work.lookup(task.entry.video_id, key)
+    if found.video is not None:
+        return _ok(found)
+    note = f"video {task.entry.video_id}: work entry damaged ({found.damage}): cut again"
+    return replace(task, key=key, note=note if found.damage else "")
 
 
 def process_video(task: VideoTask, threads: int = 1) -> Outcome:
-    """Probe and cut one video into the work folder; any failure skips only this video.
+    """Probe and cut one video into the work folder under ``task.key``, check its clips and
+    commit them; any failure skips only this video.
 
     ``threads`` is this worker's share of the cores (see `thread_budget`); it changes the
     speed of the cut, never its bytes.
@@ -60,23 +79,13 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     work = WorkDir(task.work_root)
     tmp = None
     try:
-        note = ""
-        candidates = task.sources or candidates_for(index_sources(task.videos_dir), entry)
-        key = ""  # a video with no source is skipped by the probe: no key to compute
-        if candidates.paths:
-            key = work_key(entry, task.settings, candidates_stamp(task.videos_dir, candidates))
-            found = work.lookup(entry.video_id, key)
-            if found.video is not None:
-                return _ok(found.video, key)
-            if found.damage:
-                note = f"video {entry.video_id}: work entry damaged ({found.damage}): cut again"
-        probed = probe.probe(entry, task.videos_dir, task.settings.tolerance, candidates)
+        probed = probe.probe(entry, task.videos_dir, task.settings.tolerance, task.sources)
         tmp = work.new_temp_dir(entry.video_id)
         video = cut.cut_video(probed, tmp, task.settings, threads=threads)
         checked = check_clips(video, task.settings.tolerance)
-        committed = work.commit(tmp, video, key, checked)
+        committed = work.commit(tmp, video, task.key, checked)
         tmp = None
-        return _ok(committed, key, note)
+        return _ok(committed, task.note)
     except SkipVideo as exc:
         return Outcome(entry.video_id, False, stage=exc.stage, reason=_portable(exc.reason, task))
     except Exception as exc:  # one broken video must never stop the build
@@ -87,25 +96,6 @@ def process_video(task: VideoTask, threads: int = 1) -> Outcome:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def reused(task: VideoTask) -> tuple[Outcome, Lookup] | None:
-    """The video's outcome and its cut if the work folder holds a whole cut of its key
-    (every clip's sha256 verified, as `process_video` does), else None: the driver asks
-    this first, so a rerun that has nothing to cut hands no cut to the executor (only its
-    final validation's parts).
-
-    Anything else (no source, another key, a damaged entry) is None and goes to a worker,
-    whose `process_video` gives the same skip, cut or note as it always did."""
-    candidates = task.sources
-    if candidates is None or not candidates.paths:
-        return None
-    try:
-        key = work_key(task.entry, task.settings, candidates_stamp(task.videos_dir, candidates))
-        found = WorkDir(task.work_root).lookup(task.entry.video_id, key)
-    except OSError:
-        return None
-    return (_ok(found.video, key), found) if found.video is not None else None
 
 
 def check_clips(video: CutVideo, tolerance: float) -> CheckedCut:
@@ -154,12 +144,13 @@ def _portable(reason: str, task: VideoTask) -> str:
     return portable(reason, {"<videos>": task.videos_dir, "<work>": task.work_root})
 
 
-def _ok(video: CutVideo, key: str, note: str = "") -> Outcome:
+def _ok(cut: Lookup, note: str = "") -> Outcome:
+    video: CutVideo = cut.video
     return Outcome(
         video.entry.video_id,
         True,
         num_clips=len(video.clips),
         seconds=sum(c.duration for c in video.clips),
-        key=key,
         note=note,
+        cut=cut,
     )

@@ -30,7 +30,6 @@ encoder; at most the decoder's reorder window is held.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +41,7 @@ import av
 import numpy as np
 from av.video.reformatter import ColorRange, VideoReformatter
 
+from splice_build.atomic import atomic_path
 from splice_build.records import Clip, CutSettings, CutVideo, ProbedVideo, SkipVideo, Step
 from splice_build.stages.frames import (
     DECODE_ERRORS,
@@ -301,22 +301,20 @@ def _cut_step(
     start = plan.origin + exact_seconds(step.start) / plan.time_base
     end = plan.origin + exact_seconds(step.end) / plan.time_base
     path = out_dir / clip_name(index)
-    partial = path.with_name(path.name + ".partial")
-    encoder = _ClipEncoder(partial, plan, settings)
-    try:
-        count, first, last = encoder.encode_all(_slots(reader, plan, start, end))
-        encoder.close()
-    except BaseException:
-        encoder.abort()
-        raise
-    if count == 0:
-        partial.unlink(missing_ok=True)
-        raise SkipVideo(
-            "cut",
-            f"step {index + 1} of {probed.entry.video_id} ({step.label!r}, "
-            f"{step.start:g}-{step.end:g} s) has no frame in {probed.source.path}",
-        )
-    os.replace(partial, path)
+    with atomic_path(path) as partial:
+        encoder = _ClipEncoder(partial, plan, settings)
+        try:
+            count, first, last = encoder.encode_all(_slots(reader, plan, start, end))
+            encoder.close()
+        except BaseException:
+            encoder.abort()
+            raise
+        if count == 0:
+            raise SkipVideo(
+                "cut",
+                f"step {index + 1} of {probed.entry.video_id} ({step.label!r}, "
+                f"{step.start:g}-{step.end:g} s) has no frame in {probed.source.path}",
+            )
     return Clip(
         step_index=index,
         path=path,

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from splice_build.atomic import atomic_path
 from splice_eval.run.sampling import Frames, clip_bytes, sample_frames
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -139,17 +140,10 @@ class FrameCache:
 
     def _write(self, path: Path, frames: Frames) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
+        with atomic_path(path) as tmp:
             with tmp.open("wb") as fh:
                 np.savez(fh, frames=frames.frames, times=frames.times)
             size = tmp.stat().st_size
-            os.replace(tmp, path)
-        finally:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
         return size
 
     def entries(self) -> list[Path]:

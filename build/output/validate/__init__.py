@@ -70,8 +70,6 @@ _EXPORTS = {
     "probe_clip": "splice_build.stages.clipcheck",
     "Problem": "splice_build.output.validate.problems",
     "ValidationReport": "splice_build.output.validate.problems",
-    "VerifiedClip": "splice_build.output.clip_verdict",
-    "VerifiedClips": "splice_build.output.clip_verdict",
     "validate": "splice_build.output.validate.folder",
     "validate_report": "splice_build.output.validate.folder",
 }

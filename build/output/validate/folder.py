@@ -139,17 +139,11 @@ def validate(
     split: str = SPLIT,
     tolerance_frames: float = TOLERANCE_FRAMES,
     quick: bool = False,
-    verified: VerifiedClips | None = None,
     tolerance: float | None = None,
 ) -> list[Problem]:
     """Every problem of a built folder; an empty list means it is good."""
     return validate_report(
-        out_dir,
-        split=split,
-        tolerance_frames=tolerance_frames,
-        quick=quick,
-        verified=verified,
-        tolerance=tolerance,
+        out_dir, split=split, tolerance_frames=tolerance_frames, quick=quick, tolerance=tolerance
     ).problems
 
 

@@ -24,11 +24,11 @@ from typing import Any, NamedTuple, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from splice_build.output.clip_verdict import ClipRule, VerifiedClip, check_clip_task
+from splice_build.output.clip_verdict import ClipRule, VerifiedClip
 from splice_build.output.identity import cell_digest
 from splice_build.output.release_manifest import MANIFEST, ImportedClip
 from splice_build.output.stats import VideoStats
-from splice_build.output.validate.clips import clip_task, named
+from splice_build.output.validate.clips import check_clips
 from splice_build.output.validate.problems import Problem
 from splice_build.output.validate.rows import check_row
 from splice_build.stages.shuffle import answer_order, permutation
@@ -258,10 +258,9 @@ def _full_rows(
             if vid not in full.imported:
                 found.append((VIDEO_ID, f"not in {MANIFEST}"))
         checked = full.checked.get(vid) if full.checked is not None else None
-        own, task = clip_task(i, row, full.rule, imported, checked)
-        result = check_clip_task(task)
-        clips += result.clips
-        decoded += result.decoded
+        own, looked, was_decoded = check_clips(row, full.rule, imported, checked)
+        clips += looked
+        decoded += was_decoded
         n = row.get(NUM_CLIPS) or 0
         order = (row.get(ANSWER) or {}).get("order") or []
         records.append(
@@ -269,7 +268,7 @@ def _full_rows(
                 i,
                 vid,
                 {c: digest(row.get(c)) for c in columns(FULL_CONFIG)},
-                tuple(found + own + named(result)),
+                tuple(found + own),
                 VideoStats.from_row(row),
                 identity=list(order) == list(range(1, n + 1)),
                 seeded=None

@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from splice_build.errors import UserError
 from splice_build.output import card, validate
+from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.release_manifest import (
     MANIFEST,
     ImportedClip,
@@ -307,15 +308,14 @@ def _finish(
     return ImportResult(config.out, report, manifest, finished.problems, remuxed, re_encoded)
 
 
-def verified_imports(imported: list[ImportedVideo]) -> validate.VerifiedClips:
+def verified_imports(imported: list[ImportedVideo]) -> VerifiedClips:
     """What the import's workers decoded and checked of each clip (`convert.import_video`):
     its final validation proves those clips by digest, as a build's does (an imported
     clip has no segment; the rule it met has no tolerance to loosen)."""
-    return validate.VerifiedClips(
+    return VerifiedClips(
         {
             v.video_id: tuple(
-                validate.VerifiedClip(c.sha256, None, c.duration, frames=c.frames)
-                for c in v.checked
+                VerifiedClip(c.sha256, None, c.duration, frames=c.frames) for c in v.checked
             )
             for v in imported
         }

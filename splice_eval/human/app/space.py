@@ -21,6 +21,7 @@ from .layout import KEY_NAME, MODALITY_DIRS, SHEET_NAME
 from .package import read_package
 
 VENDORED = (
+    "splice_build.atomic",
     "splice_build.errors",
     "splice_eval.human.sheets",
     "splice_eval.human.app",

@@ -1,10 +1,11 @@
 """Each annotator's answers file: a ``folder,order`` sheet that ``annotate ingest`` reads.
 
-Saved whole on every submit, atomically (a temporary file in the same folder, fsynced,
-then ``os.replace``), so a crash or a closed tab leaves the last complete sheet. Writers of
-one annotator are serialised twice: a thread lock (Gradio runs handlers in threads) and an
-``flock`` on a lock file beside the sheet (two servers on one answers folder), so two
-submits at once cannot lose each other's line. Different annotators never share a file.
+Saved whole on every submit, atomically (`splice_build.atomic`: a temporary file in the
+same folder, fsynced, then renamed over the sheet), so a crash or a closed tab leaves the
+last complete sheet. Writers of one annotator are serialised twice: a thread lock (Gradio
+runs handlers in threads) and an ``flock`` on a lock file beside the sheet (two servers on
+one answers folder), so two submits at once cannot lose each other's line. Different
+annotators never share a file.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from __future__ import annotations
 import csv
 import fcntl
 import io
-import os
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+
+from splice_build.atomic import atomic_path
 
 from ..sheets import SHEET_HEADER, read_sheet
 
@@ -64,13 +65,5 @@ class AnswerStore:
         writer.writerow(SHEET_HEADER)
         for folder in sorted(answers):
             writer.writerow([folder, answers[folder]])
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(buf.getvalue())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(path, fsync=True) as tmp:
+            tmp.write_text(buf.getvalue(), encoding="utf-8", newline="")
