@@ -11,11 +11,11 @@ import pytest
 
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from splice_dataset import DEFAULT_BUILD_DIR
+from tests.support.paths import DATA
 
-REPO = Path(__file__).resolve().parents[1]
 # COIN source files that only the tests read (the per-video summary of all 11,827 videos,
 # the taxonomy workbook); see tests/data/coin/SOURCES.md.
-TEST_COIN_DIR = REPO / "tests" / "data" / "coin"
+TEST_COIN_DIR = DATA / "coin"
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
