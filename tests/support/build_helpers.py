@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -71,6 +72,17 @@ def config(annotations: Path, sources: Path, out: Path, **kw) -> BuildConfig:
     return BuildConfig(
         annotations=annotations, videos=sources, out=out, progress=False, workers=1, **kw
     )
+
+
+def copy_build(build: tuple[Path, Path], out: Path, work: Path | None = None) -> Path:
+    """A test's own copy of a shared build (conftest's ``subset_build``): its output at
+    ``out`` and its work folder at ``work`` (default ``<out>-work``, a build's own default),
+    file times kept, so a build on the copy reuses the work folder as it would the original.
+    Returns ``out``."""
+    shared_out, shared_work = build
+    shutil.copytree(shared_out, out, symlinks=True)
+    shutil.copytree(shared_work, work or out.with_name(f"{out.name}-work"), symlinks=True)
+    return out
 
 
 def committed(work: Path) -> list[Path]:

@@ -27,6 +27,7 @@ from tests.support.build_helpers import (
     alive,
     committed,
     config,
+    copy_build,
     demo_database,
     descendants,
     one_line_error,
@@ -189,15 +190,14 @@ def test_what_counts_as_a_previous_build_or_work_folder(tmp_path, demo_build) ->
 
 
 def test_a_build_failing_while_writing_leaves_the_previous_output(
-    tmp_path, sources, demo_ids, monkeypatch
+    tmp_path, sources, demo_ids, monkeypatch, subset_build
 ) -> None:
     """The disk fills up while the card is written: the old build stays, whole, and the
     half-written new one is gone."""
     from splice_build.output import card
 
     annotations = subset_annotations(tmp_path, demo_ids[:2])
-    out = tmp_path / "splice"
-    run_build(config(annotations, sources, out))
+    out = copy_build(subset_build(2), tmp_path / "splice")  # the previous build, its work
     before = tree_digest(out)
 
     def disk_full(*args, **kwargs):
@@ -214,12 +214,11 @@ def test_a_build_failing_while_writing_leaves_the_previous_output(
 
 
 def test_zero_video_build_fails_and_keeps_the_previous_output(
-    tmp_path, sources, demo_ids, capsys
+    tmp_path, sources, demo_ids, capsys, subset_build
 ) -> None:
     ids = demo_ids[:2]
     annotations = subset_annotations(tmp_path, ids)
-    out = tmp_path / "splice"
-    run_build(config(annotations, sources, out))
+    out = copy_build(subset_build(2), tmp_path / "splice")  # the previous build, its work
     before = tree_digest(out)
     wrong = tmp_path / "downloads"  # a wrong --videos: exists, holds no source
     wrong.mkdir()
@@ -369,10 +368,10 @@ def _build_cmd(annotations: Path, videos: Path, out: Path, work: Path, *extra: s
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds workers via /proc")
 def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
-    tmp_path, sources, demo_ids
+    tmp_path, sources, demo_ids, subset_build
 ) -> None:
     annotations = subset_annotations(tmp_path, demo_ids[:4])
-    straight = run_build(config(annotations, sources, tmp_path / "straight" / "splice")).out
+    straight, _ = subset_build(4)  # the session's build of these videos, read only
     out, work = tmp_path / "c" / "splice", tmp_path / "c" / "work"
     previous = run_build(config(annotations, sources, out, work=work, seed=7)).out
     before = tree_digest(previous)
@@ -396,7 +395,9 @@ def test_sigkill_of_the_driver_stops_its_workers_and_the_rerun_is_identical(
     assert tree_digest(resumed) == tree_digest(straight)
 
 
-def test_a_second_build_on_the_same_folders_is_refused(tmp_path, sources, demo_ids) -> None:
+def test_a_second_build_on_the_same_folders_is_refused(
+    tmp_path, sources, demo_ids, subset_build
+) -> None:
     annotations = subset_annotations(tmp_path, demo_ids[:3])
     out, work = tmp_path / "splice", tmp_path / "work"
     first = subprocess.Popen(_build_cmd(annotations, sources, out, work, "--workers", "1"),
@@ -418,6 +419,6 @@ def test_a_second_build_on_the_same_folders_is_refused(tmp_path, sources, demo_i
         os.kill(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
-    straight = run_build(config(annotations, sources, tmp_path / "s" / "splice")).out
+    straight, _ = subset_build(3)  # the session's build of these videos, read only
     assert tree_digest(out) == tree_digest(straight)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json", "s", "splice", "work"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json", "splice", "work"]

@@ -70,10 +70,10 @@ def test_load_dataset_everyconfig(demo_build: Path, config: str, streaming: bool
 
 
 def test_same_seed_builds_identical_and_resume_after_sigkill(
-    tmp_path: Path, sources: Path, demo_ids: list[str]
+    tmp_path: Path, sources: Path, demo_ids: list[str], subset_build
 ) -> None:
     annotations = subset_annotations(tmp_path, demo_ids[:4])
-    straight = run_build(config(annotations, sources, tmp_path / "a" / "splice")).out
+    straight, _ = subset_build(4)  # the session's build of these videos, read only
     again = run_build(config(annotations, sources, tmp_path / "b" / "splice")).out
     assert tree_digest(straight) == tree_digest(again)
 
@@ -100,18 +100,17 @@ def test_same_seed_builds_identical_and_resume_after_sigkill(
 
 
 def test_shuffles_unchanged_when_videos_are_added(
-    tmp_path: Path, sources: Path, demo_ids: list[str]
+    tmp_path: Path, sources: Path, demo_ids: list[str], subset_build
 ) -> None:
-    def orders(ids: list[str], name: str) -> dict[str, list[int]]:
-        annotations = subset_annotations(tmp_path, ids, f"{name}.json")
-        out = run_build(
-            config(annotations, sources, tmp_path / name / "splice", validate=False)
-        ).out
+    def orders(out: Path) -> dict[str, list[int]]:
         rows = pq.read_table(out / schema.shard_dir("text")).to_pylist()
         return {r[schema.VIDEO_ID]: r[schema.ANSWER]["order"] for r in rows}
 
-    small = orders(demo_ids[:2], "small")
-    large = orders(demo_ids[:5], "large")
+    small = orders(subset_build(2)[0])  # the session's build of two videos, read only
+    annotations = subset_annotations(tmp_path, demo_ids[:5], "large.json")
+    large = orders(
+        run_build(config(annotations, sources, tmp_path / "large" / "splice", validate=False)).out
+    )
     assert all(large[v] == small[v] for v in small)
 
 

@@ -24,7 +24,7 @@ from splice_build.running.pipeline import committed, run_build, verified_clips
 from splice_build.running.report import load_report
 from splice_build.running.workdir import CUT_RECORD, WorkDir, file_digest
 from splice_build.stages.select import select_annotations
-from tests.support.build_helpers import config, subset_annotations, tree_digest
+from tests.support.build_helpers import config, copy_build, subset_annotations, tree_digest
 
 STATUS = "splice: validated "
 
@@ -72,11 +72,11 @@ def test_fresh_build_proves_its_clips_by_digest(tmp_path, sources, three, capsys
 
 @pytest.mark.parametrize("tamper", ["swap", "flip"])
 def test_shard_clips_other_than_the_checked_ones_fail_the_build(
-    tmp_path, sources, three, monkeypatch, tamper
+    tmp_path, sources, three, monkeypatch, tamper, subset_build
 ) -> None:
     ids = sorted(json.loads(three.read_text())["database"])
     work = tmp_path / "work"
-    run_build(config(three, sources, tmp_path / "first", work=work))  # cut and checked
+    copy_build(subset_build(3), tmp_path / "first", work)  # cut and checked
     first, second = ids[0], ids[1]
     other = work / "videos" / second / "step00.mp4"
     flipped = tmp_path / "flipped.mp4"
@@ -114,10 +114,12 @@ def _shards_and_card(out: Path) -> dict[str, str]:
     return {k: v for k, v in tree_digest(out).items() if not k.startswith("build_report")}
 
 
-def test_work_entry_with_an_edited_digest_is_not_trusted(tmp_path, sources, three) -> None:
+def test_work_entry_with_an_edited_digest_is_not_trusted(
+    tmp_path, sources, three, subset_build
+) -> None:
     ids = sorted(json.loads(three.read_text())["database"])
     out, work = tmp_path / "splice", tmp_path / "work"
-    straight = _shards_and_card(run_build(config(three, sources, out, work=work)).out)
+    straight = _shards_and_card(copy_build(subset_build(3), out, work))
     _reseal_free_edit(work / "videos" / ids[0], work / "videos" / ids[1] / "step00.mp4")
     found = WorkDir(work).lookup(ids[0])
     assert found.video is None and "check seal does not match" in found.damage
@@ -128,10 +130,12 @@ def test_work_entry_with_an_edited_digest_is_not_trusted(tmp_path, sources, thre
     assert _shards_and_card(result.out) == straight  # the report differs: it has the note
 
 
-def test_a_record_without_its_check_is_decoded(tmp_path, sources, three, capsys) -> None:
+def test_a_record_without_its_check_is_decoded(
+    tmp_path, sources, three, capsys, subset_build
+) -> None:
     ids = sorted(json.loads(three.read_text())["database"])
     out, work = tmp_path / "splice", tmp_path / "work"
-    run_build(config(three, sources, out, work=work))
+    copy_build(subset_build(3), out, work)
     path = work / "videos" / ids[0] / CUT_RECORD
     record = json.loads(path.read_text("utf-8"))
     del record["checked"]  # as a record made before the worker recorded its check
