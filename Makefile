@@ -7,7 +7,7 @@ CORE_STAMP := $(VENV)/.splice-core-installed
 STAMP := $(VENV)/.splice-installed
 
 # lmms-eval in its own venv, with this project installed and what lmms-eval's real model
-# classes need (tests/test_lmms_models.py runs them on tiny checkpoints of each family): it
+# classes need (tests/splice_eval/toolkits/test_lmms_models.py runs them on tiny checkpoints of each family): it
 # pins PyAV<16 and needs torch, so it cannot share .venv. Measured here: torch 2.13.0 (the
 # CPU wheel on this machine's disk) has no working torchvision: PyPI's and the index's
 # 0.28.0 are CUDA builds (`torchvision::nms does not exist`, libc10_cuda.so missing), and
@@ -23,7 +23,7 @@ LMMS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 torchcodec==
 	decord==0.6.0 qwen-vl-utils==0.0.14 num2words==0.5.14 "filelock<4" "av<16"
 FFMPEG := /usr/bin/ffmpeg
 
-# `splice run --backend transformers` with real model classes (tests/test_local_models.py
+# `splice run --backend transformers` with real model classes (tests/splice_eval/run/local/test_transformers_backend.py
 # builds tiny checkpoints of each family and runs them on the demo build): transformers'
 # video processors need torchvision, and no torchvision wheel here loads beside torch
 # 2.13's CPU build (0.28.0 is a CUDA build: `libc10_cuda.so` missing, then
@@ -35,15 +35,15 @@ MODELS_VENV ?= .venv-models
 MODELS_STAMP := $(MODELS_VENV)/.splice-models-installed
 MODELS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 num2words==0.5.14
 
-# The metric's Space as the Hub builds it (tests/test_space.py serves app.py from it): a
+# The metric's Space as the Hub builds it (tests/splice_metric/test_app.py serves app.py from it): a
 # fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.
 SPACE_VENV ?= .venv-space
 SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
 SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
-# The lowest `datasets` setup.cfg allows, in its own venv (tests/test_floor.py runs the
+# The lowest `datasets` setup.cfg allows, in its own venv (tests/project/test_floor.py runs the
 # loading tests there): the project and its other dependencies as pip resolves them.
-# VLMEvalKit (PyPI's ms-vlmeval) in its own venv (tests/test_vlmeval.py runs `splice vlmeval`
+# VLMEvalKit (PyPI's ms-vlmeval) in its own venv (tests/splice_eval/toolkits/test_vlmeval.py runs `splice vlmeval`
 # there on the demo build). Its import needs torchvision, and no torchvision on this machine
 # loads beside the CPU torch 2.13.0 (torchvision 0.28.0 is a CUDA build that needs
 # libtorch_cuda), so it takes the on-disk torch 2.14.1 + torchvision 0.29.1 pair. The
@@ -70,7 +70,7 @@ FLOOR_VENV ?= .venv-floor
 FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
 DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
 
-# Debian's Chromium for the annotation page's browser tests (tests/test_annotate_browser.py,
+# Debian's Chromium for the annotation page's browser tests (tests/splice_eval/human/app/test_app_browser.py,
 # driven by Playwright from .[test] with executable_path; Playwright never downloads a
 # browser here). Installed with apt when missing (CI runs as root); idempotent and quiet.
 CHROMIUM := /usr/bin/chromium
@@ -139,7 +139,7 @@ clean:
 	rm -rf splice-data splice-data-work .pytest_cache .setuptools-build dist
 
 # README.md is rendered (card template + docs/readme_intro.md + full-build statistics projected
-# from the bundled annotation file); tests/test_readme.py checks it is current.
+# from the bundled annotation file); tests/build/output/test_readme.py checks it is current.
 readme: $(STAMP)
 	$(PY) -m splice_build.output.readme --out README.md
 

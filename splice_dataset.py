@@ -72,7 +72,7 @@ TEXT_QUESTION_CONFIGS: dict[str, tuple[str, str]] = {
 }
 WRITTEN_CONFIGS: tuple[str, ...] = (*CONFIGS, *TEXT_QUESTION_CONFIGS)  # every config with shards
 # The lowest datasets release every public function here works on, streaming included
-# (setup.cfg's `datasets>=` floor; tests/test_floor.py runs the loading tests on it).
+# (setup.cfg's `datasets>=` floor; tests/project/test_floor.py runs the loading tests on it).
 DATASETS_MIN_VERSION = "4.2.0"
 WEBDATASET_DIR = "webdataset"  # optional tar shards (`splice build --format both`)
 # The folder `splice build` and `splice demo` write when no --out is given (the lmms-eval

@@ -31,7 +31,7 @@ import splice_dataset as schema  # noqa: E402
 from splice_build.cli import main as splice_main  # noqa: E402
 from splice_build.demo.run import build_demo  # noqa: E402
 from splice_eval.run import frame_cache, probes  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, Reply, count_clips  # noqa: E402
+from tests.support.fake_openai_server import FakeOpenAIServer, Reply, count_clips  # noqa: E402
 
 MODELS = ("model-a", "model-b", "model-c")
 SWEEP_PROBES = probes.PROBES[1:]  # the four probes

@@ -26,7 +26,7 @@ from typing import Any
 from .order_parser import word_alternatives
 
 # splice_formats' QUESTION_FORMATS and LETTERS: copied, since the metric stands alone
-# (tests/test_formats.py checks that they agree).
+# (tests/test_splice_formats.py checks that they agree).
 QUESTION_CONFIGS = ("pairwise", "choice")
 LETTERS = "ABCDEFGH"
 

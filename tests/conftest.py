@@ -11,11 +11,11 @@ import pytest
 
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from splice_dataset import DEFAULT_BUILD_DIR
+from tests.support.paths import DATA
 
-REPO = Path(__file__).resolve().parents[1]
 # COIN source files that only the tests read (the per-video summary of all 11,827 videos,
 # the taxonomy workbook); see tests/data/coin/SOURCES.md.
-TEST_COIN_DIR = REPO / "tests" / "data" / "coin"
+TEST_COIN_DIR = DATA / "coin"
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -107,6 +107,29 @@ def demo_ids(demo_build: Path) -> list[str]:
 
     report = load_report(demo_build)
     return sorted(v["video_id"] for v in report["videos"] if v["status"] == "included")
+
+
+@pytest.fixture(scope="session")
+def subset_build(tmp_path_factory: pytest.TempPathFactory, sources: Path, demo_ids: list[str]):
+    """``subset_build(n)``: ``(out, work)`` of one build of the first ``n`` demo videos with
+    the tests' defaults (``build_helpers.config``: seed 0, one worker, validated), made once
+    per session for each ``n``. Tests only read it; a test that changes or rebuilds it works
+    on ``build_helpers.copy_build`` of it."""
+    from splice_build.running.pipeline import run_build
+    from tests.support.build_helpers import config, subset_annotations
+
+    made: dict[int, tuple[Path, Path]] = {}
+
+    def build(n: int) -> tuple[Path, Path]:
+        if n not in made:
+            root = tmp_path_factory.mktemp(f"subset-{n}")
+            annotations = subset_annotations(root, demo_ids[:n])
+            out, work = root / "splice", root / "splice-work"
+            assert run_build(config(annotations, sources, out, work=work)).problems == []
+            made[n] = out, work
+        return made[n]
+
+    return build
 
 
 # --- tiny shuffled videos for the writer, card and validator tests -----------------------

@@ -6,8 +6,9 @@ domain number d (in the taxonomy's order) gets one video with 2 + (2d mod 6) ste
 with 3 + (2d mod 6) steps (so each count 2..7 appears four times), each the shortest video
 of that domain with that step count, a duration under MAX_DURATION s, every step at least
 MIN_STEP s long and a task not already used. Entries are copied verbatim (same fields,
-values and field order) as ``{"database": {video_id: entry}}``; tests/test_demo_annotations.py
-checks that against the real file and reruns this rule.
+values and field order) as ``{"database": {video_id: entry}}``;
+tests/build/demo/test_make_coin_demo.py checks that against the real file and reruns this
+rule.
 
 Usage: python build/demo/make_coin_demo.py COIN_partial_10070_official_subset.json [OUT]
 """

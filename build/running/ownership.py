@@ -30,7 +30,7 @@ replaces a previous output only with a finished one.
   build is at the output or is the one the next run restores, and no cleanup deletes the
   only complete copy.
 - Test hooks, read from the environment so that a real ``splice build`` process can be
-  killed at an exact instant of the swap (tests/test_build_recovery.py):
+  killed at an exact instant of the swap (tests/build/running/test_ownership_swap.py):
   ``SPLICE_TEST_KILL_AT=<point>`` (the ``KILL_*`` names below) makes the build SIGKILL
   itself there; ``SPLICE_TEST_SWAP=renames`` makes it swap by two renames even where the
   exchange exists.

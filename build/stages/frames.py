@@ -16,7 +16,7 @@ comes out labelled one frame late, so frame k is at (k + 1) / fps. That is what 
 FFmpeg-based player and ``ffmpeg -ss`` show (PyAV's frame times say the same), and the
 timing truth here is the player's: such sources are cut on that timeline, one frame
 "early" against the encoder's intent (k / fps), which the file no longer records
-(tests/test_cut.py, test_avi_with_b_frames_follows_the_players_timeline).
+(tests/build/stages/test_cut.py, test_avi_with_b_frames_follows_the_players_timeline).
 """
 
 from __future__ import annotations

@@ -406,7 +406,8 @@ def run(args: argparse.Namespace) -> int:
         # dataset and its frame settings leak from one to the next (after a 1 fps variant
         # Qwen2VLChat keeps neither fps nor nframe and samples the next variant at
         # qwen-vl-utils' default 2 fps: vlmeval/inference_video.py; measured in
-        # tests/test_vlmeval_models.py). A fresh run loads the model again instead.
+        # tests/splice_eval/toolkits/test_vlmeval_models.py). A fresh run loads the model again
+        # instead.
         for name in args.data:
             sys.argv = ["vlmeval", "--data", name, "--model", *args.model, *args.pass_through]
             vlmeval_run.main()

@@ -1,0 +1,231 @@
+"""`splice vlmeval` end to end on the demo build, in VLMEvalKit's own venv (``make
+vlmeval-venv``: ms-vlmeval, with torch; or set SPLICE_VLMEVAL_PYTHON): with test-only echo
+models (tests/support/vlmeval_probe.py, no weights) and with VLMEvalKit's OpenAI-compatible
+API model (``--base-url``) pointed at a scripted server on 127.0.0.1; clips as videos and as frames.
+Each prompt must hold its row's clips, each after its label, and VLMEvalKit's scores must be
+``splice score``'s on the same answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import splice_metric
+from splice_build.cli import main as splice_main
+from splice_build.errors import UserError
+from splice_eval.builddata import read_meta
+from splice_eval.predictions import read_metadata
+from splice_eval.run import prompts
+from splice_eval.toolkits.vlmeval import PAPER_1FPS, PAPER_16FRAME, VARIANTS
+from tests.support import side_venvs
+from tests.support.fake_openai_server import FakeOpenAIServer, Reply, count_clips, media_parts
+from tests.support.paths import SUPPORT
+
+PROBE = SUPPORT / "vlmeval_probe.py"
+DATASETS = ["SPLICE_video_text_1fps", "SPLICE_video_16frame", "SPLICE_text"]
+
+
+@pytest.fixture(scope="module")
+def vlmeval_python() -> Path:
+    return side_venvs.vlmeval_python()
+
+
+def splice_vlmeval(python: Path, folder: Path, args: list[str], echo_log: Path, **env: str):
+    """``splice vlmeval ARGS`` in VLMEvalKit's venv, run in ``folder`` (its outputs/ and
+    LMUData/ there); the completed process."""
+    (folder / "LMUData").mkdir(parents=True, exist_ok=True)
+    environ = {**os.environ, "LMUData": str(folder / "LMUData"), **env}
+    environ["PYTHONPATH"] = side_venvs.checkout_pythonpath()
+    environ.pop("SPLICE_DATA", None)
+    done = subprocess.run(
+        [str(python), str(PROBE), str(echo_log), *args],
+        cwd=folder,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def echo_run(vlmeval_python, demo_build, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("vlmeval-echo")
+    log = folder / "echo.jsonl"
+    args = ["--data", *DATASETS, "--model", "splice-echo-clips", "splice-echo-frames"]
+    splice_vlmeval(vlmeval_python, folder, [*args, "--splice-data", str(demo_build)], log)
+    return folder, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _api_script(request) -> Reply:
+    n = count_clips(request)  # the labels shown, answered last to first
+    return Reply(content="<order>" + ", ".join(f"Video {k}" for k in range(n, 0, -1)) + "</order>")
+
+
+@pytest.fixture(scope="module", params=["clips", "frames"])
+def api_run(request, vlmeval_python, demo_build, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(f"vlmeval-api-{request.param}")
+    with FakeOpenAIServer(_api_script, lifetime=1400) as server:
+        args = ["--data", *DATASETS[:2], "--model", "served-model", "--base-url", server.url]
+        args += ["--splice-data", str(demo_build), "--api-nproc", "2", "--retry", "1"]
+        args += ["--video-llm"] if request.param == "clips" else []
+        # PRED_FORMAT: VLMEvalKit's result as TSV and JSON too, which splice score reads
+        fmt = "tsv" if request.param == "clips" else "json"
+        splice_vlmeval(vlmeval_python, folder, args, folder / "none.jsonl", PRED_FORMAT=fmt)
+        return request.param, folder, fmt, list(server.requests)
+
+
+def _groups(items: list[dict], text_key: str, is_media) -> list[tuple[str, int]]:
+    """(label, media count) per "Video k" text item, in prompt order; media before the
+    first label fail the check."""
+    groups: list[tuple[str, int]] = []
+    for item in items:
+        if is_media(item):
+            assert groups, f"media before any label: {items[:2]}"
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        elif item.get("type") == "text" and re.match(r"Video \d+", item[text_key]):
+            assert item[text_key].endswith("\n"), item[text_key]
+            groups.append((item[text_key].split(":")[0].strip(), 0))
+    return groups
+
+
+def _expected_frames(dataset: str) -> int | None:
+    frames = VARIANTS[dataset].frames
+    return frames.num_frames if frames is not None else None
+
+
+def test_variants_are_the_papers_settings():
+    """Appendix A.2: 1 fps with the long side capped at 448 px, or 16 uniform frames."""
+    one_fps, sixteen = PAPER_1FPS.kwargs(), PAPER_16FRAME.kwargs()
+    assert one_fps.pop("fps") == 1.0 and list(one_fps.values()) == [448]  # the long side cap
+    assert sixteen.pop("num_frames") == 16 and "fps" not in sixteen
+    assert {v.config for v in VARIANTS.values()} == {"video", "video_text", "text"}
+
+
+def test_echo_prompts_hold_every_clip_after_its_label(echo_run, demo_build):
+    _, messages = echo_run
+    meta = read_meta(demo_build)
+    seen = {(m["dataset"], "video" in {i["type"] for i in m["message"]}) for m in messages}
+    assert ("SPLICE_video_text_1fps", True) in seen and ("SPLICE_video_16frame", False) in seen
+    for m in messages:
+        items = m["message"]
+        assert items[0]["type"] == "text" and items[0]["value"].endswith("\n")
+        if m["dataset"] == "SPLICE_text":
+            assert len(items) == 1 and "Video 1: " in items[0]["value"]
+            continue
+        clips = "video" in {i["type"] for i in items}
+        groups = _groups(items, "value", lambda i: i["type"] in ("video", "image"))
+        n = len(groups)
+        assert n in {v.num_clips for v in meta.values()}
+        assert [g[0] for g in groups] == [prompts.clip_label(k) for k in range(1, n + 1)]
+        if clips:
+            assert all(count == 1 for _, count in groups)
+            assert all(i["value"].endswith(".mp4") for i in items if i["type"] == "video")
+        elif _expected_frames(m["dataset"]):
+            assert all(count == 16 for _, count in groups)
+        else:
+            assert all(count >= 1 for _, count in groups)
+        assert items[0]["value"].startswith(f"A video has been split into {n} clips")
+
+
+def _splice_score(path: Path, build: Path, out: Path) -> dict:
+    argv = ["score", str(path), "--data", str(build), "--random-baseline", "--json", str(out)]
+    assert splice_main(argv) == 0
+    (result,) = json.loads(out.read_text())["runs"]
+    return result
+
+
+def _same_scores(ours: dict, theirs: dict) -> None:
+    for m in splice_metric.RATES:
+        assert ours[m] == pytest.approx(theirs[m], abs=1e-12), m
+        assert ours["random_baseline"][m] == pytest.approx(theirs["random_baseline"][m]), m
+        for n, cell in ours["by_num_clips"].items():
+            assert cell[m] == pytest.approx(theirs["by_num_clips"][n][m], abs=1e-12), (n, m)
+    assert ours["count"] == theirs["count"]
+
+
+@pytest.mark.parametrize("model", ["splice-echo-clips", "splice-echo-frames"])
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_echo_scores_are_splice_scores(echo_run, demo_build, tmp_path, model, dataset):
+    folder, _ = echo_run
+    stem = folder / "outputs" / model / f"{model}_{dataset}"
+    ours = json.loads(Path(f"{stem}_splice_scores.json").read_text())
+    assert ours["count"] == len(read_meta(demo_build))
+    assert 0 < ours["binary_accuracy"] < 1 or ours["hamming_accuracy"] > 0
+    _same_scores(ours, _splice_score(Path(f"{stem}.xlsx"), demo_build, tmp_path / "x.json"))
+    jsonl = Path(f"{stem}_splice.jsonl")
+    _same_scores(ours, _splice_score(jsonl, demo_build, tmp_path / "j.json"))
+    meta = read_metadata(jsonl)
+    config = VARIANTS[dataset].config
+    assert meta["model"] == model and meta["config"] == config
+    frames = VARIANTS[dataset].frames
+    assert meta["frames"] == (frames.kwargs() if frames else None)
+    if config != "text":
+        assert meta["clips_as"] == ("video" if model.endswith("clips") else "images")
+
+
+def test_api_model_gets_labels_and_media_interleaved(api_run, demo_build):
+    mode, _, _, requests = api_run
+    meta = read_meta(demo_build)
+    assert len(requests) == 2 * len(meta)  # one per video and dataset, none retried
+    kinds = set()
+    for request in requests:
+        (msg,) = request.body["messages"]
+        content = msg["content"]
+        kinds |= {p["type"] for p in media_parts(request)}
+        groups = _groups(content, "text", lambda p: p["type"] in ("video_url", "image_url"))
+        n = count_clips(request)
+        assert [g[0] for g in groups] == [prompts.clip_label(k) for k in range(1, n + 1)]
+        if mode == "clips":
+            assert all(count == 1 for _, count in groups)
+            assert all(
+                p["video_url"]["url"].startswith("data:video/mp4;base64,")
+                for p in media_parts(request)
+            )
+        else:
+            assert all(count >= 1 for _, count in groups)
+    assert kinds == ({"video_url"} if mode == "clips" else {"image_url"})
+
+
+@pytest.mark.parametrize("dataset", DATASETS[:2])
+def test_api_scores_are_splice_scores(api_run, demo_build, tmp_path, dataset):
+    _, folder, fmt, _ = api_run
+    stem = folder / "outputs" / "served-model" / f"served-model_{dataset}"
+    ours = json.loads(Path(f"{stem}_splice_scores.json").read_text())
+    _same_scores(ours, _splice_score(Path(f"{stem}.{fmt}"), demo_build, tmp_path / "s.json"))
+    # every answer reversed the labels: read back as such, never unparsed
+    assert ours["unparsed_rate"] == 0
+
+
+def test_a_wrong_data_folder_is_one_line_before_vlmeval_loads(tmp_path, capsys):
+    """Checked before VLMEvalKit is imported, so it needs no VLMEvalKit at all."""
+    argv = ["vlmeval", "--data", "SPLICE_text", "--model", "m", "--work-dir", str(tmp_path)]
+    assert splice_main([*argv, "--splice-data", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("splice vlmeval: SPLICE data") and "\n" not in err
+    assert "vlmeval" not in sys.modules
+
+
+def test_vlmevalkits_options_pass_through_ours_do_not(tmp_path):
+    from splice_build.cli import parse_command, subcommand_parser
+
+    parser, _ = subcommand_parser("vlmeval")
+    argv = ["--data", "SPLICE_text", "--model", "m", "--base-url", "http://h/v1", "--verbose"]
+    args = parse_command(parser, [*argv, "--splice-data", str(tmp_path), "--mode", "infer"])
+    assert args.data == ["SPLICE_text"] and args.model == ["m"]
+    assert args.splice_data == str(tmp_path)
+    assert args.pass_through == ["--base-url", "http://h/v1", "--verbose", "--mode", "infer"]
+    parser, _ = subcommand_parser("score")  # any other subcommand still refuses them
+    with pytest.raises(UserError, match="unrecognized arguments: --verbose"):
+        parse_command(parser, ["p.jsonl", "--data", str(tmp_path), "--verbose"])
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
