@@ -148,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
+    except BrokenPipeError:
+        # The reader went away (`splice score ... | head`): the rest has nowhere to go.
+        # Python's advice: point stdout at devnull so its flush at exit raises no second one.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def one_line(message: str) -> str:

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, read_text, require
 from splice_dataset import CONFIGS
 
@@ -359,11 +360,9 @@ def write_predictions(
     metadata line when ``metadata`` is given."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         if metadata is not None:
             fh.write(metadata_line(metadata) + "\n")
         for p in predictions:
             fh.write(p.to_json() + "\n")
-    tmp.replace(path)
     return path

@@ -27,6 +27,7 @@ import datasets
 import splice_dataset as schema
 import splice_formats
 import splice_metric
+from splice_build.atomic import atomic_path
 from splice_build.output.card_reader import read_card
 from splice_eval.run import frame_cache, probes, prompts, sampling
 from splice_eval.scoring import runs as scoring
@@ -165,11 +166,10 @@ def _cached(name: Path, write: Any) -> Path:
         path = root / name
         if path.is_file():
             return path
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write(tmp)
-            tmp.replace(path)
+            with atomic_path(path) as tmp:
+                write(tmp)
             return path
         except OSError as exc:
             if root != clip_cache_dir():
@@ -248,15 +248,14 @@ def write_frames_video(frames: Any, path: Path) -> Path:
 
     height, width = (frames.shape[1] // 2) * 2, (frames.shape[2] // 2) * 2
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with av.open(str(tmp), "w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=PROBE_VIDEO_FPS)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        for image in frames:
-            frame = av.VideoFrame.from_ndarray(image[:height, :width].copy(), format="rgb24")
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode(None))
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        with av.open(str(tmp), "w", format="mp4") as container:
+            stream = container.add_stream("libx264", rate=PROBE_VIDEO_FPS)
+            stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+            for image in frames:
+                frame = av.VideoFrame.from_ndarray(image[:height, :width].copy(), format="rgb24")
+                container.mux(stream.encode(frame))
+            container.mux(stream.encode(None))
     return path
 
 

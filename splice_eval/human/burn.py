@@ -18,6 +18,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from splice_build.atomic import atomic_path
 from splice_build.demo.standin import GLYPHS, text_mask
 from splice_build.stages.cut import X264_REPRODUCIBLE
 from splice_build.stages.frames import FALLBACK_RATE
@@ -57,28 +58,27 @@ def burn_caption(clip: bytes, caption: str, out: str | Path, crf: int = 23) -> P
         width = stream.codec_context.width
         width += width % 2
         band = caption_band(caption, width)
-        tmp = out.with_name(out.name + ".tmp")
-        with av.open(str(tmp), "w", format="mp4") as dst:
-            enc = dst.add_stream("libx264", rate=rate)
-            enc.pix_fmt = "yuv420p"
-            enc.options = {"crf": str(crf), "preset": "veryfast", **X264_REPRODUCIBLE}
-            index = 0
-            for frame in src.decode(stream):
-                rgb = frame.to_ndarray(format="rgb24")
-                h, w = rgb.shape[:2]
-                canvas = np.zeros((h + h % 2 + band.shape[0], width, 3), np.uint8)
-                canvas[:h, :w] = rgb
-                canvas[h + h % 2 :] = band
+        with atomic_path(out) as tmp:
+            with av.open(str(tmp), "w", format="mp4") as dst:
+                enc = dst.add_stream("libx264", rate=rate)
+                enc.pix_fmt = "yuv420p"
+                enc.options = {"crf": str(crf), "preset": "veryfast", **X264_REPRODUCIBLE}
+                index = 0
+                for frame in src.decode(stream):
+                    rgb = frame.to_ndarray(format="rgb24")
+                    h, w = rgb.shape[:2]
+                    canvas = np.zeros((h + h % 2 + band.shape[0], width, 3), np.uint8)
+                    canvas[:h, :w] = rgb
+                    canvas[h + h % 2 :] = band
+                    if index == 0:
+                        enc.width, enc.height = canvas.shape[1], canvas.shape[0]
+                    new = av.VideoFrame.from_ndarray(canvas, format="rgb24")
+                    new.pts = index
+                    index += 1
+                    for packet in enc.encode(new):
+                        dst.mux(packet)
                 if index == 0:
-                    enc.width, enc.height = canvas.shape[1], canvas.shape[0]
-                new = av.VideoFrame.from_ndarray(canvas, format="rgb24")
-                new.pts = index
-                index += 1
-                for packet in enc.encode(new):
+                    raise ValueError(f"{out.name}: clip has no decodable frames")
+                for packet in enc.encode():
                     dst.mux(packet)
-            if index == 0:
-                raise ValueError(f"{out.name}: clip has no decodable frames")
-            for packet in enc.encode():
-                dst.mux(packet)
-    tmp.replace(out)
     return out

@@ -15,9 +15,9 @@ from pathlib import Path
 from splice_build.errors import UserError
 
 TASK_GROUP_YAML = "splice.yaml"  # the `splice` group: present in every copy of the folder
-_HERE = Path(__file__).resolve().parent
-INSTALLED = _HERE / "lmms_tasks"  # where a wheel puts the folder
-CHECKOUT = _HERE.parent / "lmms_eval_tasks" / "splice"
+_PACKAGE = Path(__file__).resolve().parents[1]  # splice_eval/ (this is toolkits/lmms_folder.py)
+INSTALLED = _PACKAGE / "lmms_tasks"  # where a wheel puts the folder
+CHECKOUT = _PACKAGE.parent / "lmms_eval_tasks" / "splice"
 
 
 def task_folder() -> Path:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
+from splice_build.atomic import atomic_path
 from splice_build.errors import UserError
 from splice_eval import predictions
 from splice_eval.run import prompts, sampling
@@ -128,9 +129,8 @@ def write_once(path: Path, data: bytes) -> Path:
     never read half a file."""
     if not path.exists() or path.stat().st_size != len(data):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(data)
     return path
 
 
@@ -155,9 +155,8 @@ def frame_files(clip_path: str, frames: FrameSpec) -> list[str]:
     names = [f"frame-{k + 1}-of-{len(sampled.frames)}.jpg" for k in range(len(sampled.frames))]
     folder.mkdir(parents=True, exist_ok=True)
     for name, image in zip(names, sampled.frames, strict=True):
-        tmp = folder / f".{name}.{os.getpid()}.tmp"
-        Image.fromarray(image).save(tmp, format="JPEG", quality=95)
-        tmp.replace(folder / name)
+        with atomic_path(folder / name) as tmp:
+            Image.fromarray(image).save(tmp, format="JPEG", quality=95)
     write_once(done, json.dumps(names).encode())
     return [str(folder / name) for name in names]
 
@@ -245,9 +244,8 @@ class _SpliceMixin:
         key = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         data_file = media_root() / key / f"{dataset}.tsv"
         data_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = data_file.with_name(f".{data_file.name}.{os.getpid()}.tmp")
-        pd.DataFrame.from_records(records).to_csv(tmp, sep="\t", index=False)
-        tmp.replace(data_file)
+        with atomic_path(data_file) as tmp:
+            pd.DataFrame.from_records(records).to_csv(tmp, sep="\t", index=False)
         return {"root": str(media_root() / "clips"), "data_file": str(data_file)}
 
     def build_prompt(self, line: Any, video_llm: bool = False) -> list[dict[str, str]]:

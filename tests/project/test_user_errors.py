@@ -373,3 +373,25 @@ def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, of
             assert done.returncode == 2 and len(lines) == 1, (argv[0], done.stderr[-2000:])
             assert lines[0].startswith(f"splice {argv[0]}: {option} {hub}: "), lines[0]
             assert why in lines[0], lines[0]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`splice score ... | head`: once the reader has closed its end, what is left to print
+    has nowhere to go; the command stops with exit 1 and no traceback (Python's own advice
+    for a closed pipe), instead of a BrokenPipeError stack on the terminal."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "splice_build.cli", "lmms-tasks"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
