@@ -21,6 +21,7 @@ from splice_build.stages import sources
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from tests.support.build_helpers import config
 from tests.support.mirror_server import Item, Mirror
+from tests.support.terminal import terminal_sigint
 from tests.support.videos import write_video
 
 SECRET = "s3cr3t-cookie-value-7f1c"
@@ -346,7 +347,10 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
             "--url-template", mirror.url + "/{video_id}", "--workers", "1",
             "--sleep", "0", "--retries", "0", "--timeout", "5", "--no-progress",
         ]  # fmt: skip
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                preexec_fn=terminal_sigint,
+            )  # fmt: skip
         try:
             deadline = time.monotonic() + 120
             while len(mirror.requests_for(slow_id)) < 2 and time.monotonic() < deadline:

@@ -23,6 +23,7 @@ from splice_build.cli import main
 from splice_build.running import ownership
 from splice_build.running.report import load_report
 from tests.support.build_helpers import readme_build, subset_annotations
+from tests.support.terminal import terminal_sigint
 
 
 def _validates(capsys, out: Path) -> bool:
@@ -151,12 +152,9 @@ def test_ctrl_c_during_build_is_one_line_exit_130_and_the_rerun_resumes(
            "--videos", "videos/", "--out", "splice/", "--workers", "2",
            "--no-progress"]  # fmt: skip
 
-    def default_sigint() -> None:  # whatever this test process ignores, a terminal's child
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
     proc = subprocess.Popen(
         cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=default_sigint,
+        start_new_session=True, preexec_fn=terminal_sigint,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300

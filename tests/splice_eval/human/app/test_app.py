@@ -40,6 +40,7 @@ from tests.support.annotate_serving import (
     served,
 )
 from tests.support.paths import REPO
+from tests.support.terminal import terminal_sigint
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +272,7 @@ def test_serve_prints_its_address_once_the_page_answers(package, tmp_path):
     argv = [sys.executable, "-m", "splice_build.cli", "annotate", "serve", str(root)]
     server = subprocess.Popen(
         [*argv, "--port", str(port), "--answers", str(tmp_path / "answers")],
-        env=env, preexec_fn=_die_with_parent, stdout=subprocess.PIPE,
+        env=env, preexec_fn=_interruptible_child, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
@@ -312,6 +313,12 @@ def test_the_pin_is_the_spaces_sdk_version():
 
 def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _interruptible_child() -> None:
+    """Dies with the test, and ends on Ctrl-C as under a terminal."""
+    _die_with_parent()
+    terminal_sigint()
 
 
 def test_space_folder_starts_and_serves(package, tmp_path, demo_build):

@@ -22,6 +22,7 @@ from splice_eval.run.jobs import FramesRequest
 from splice_eval.run.local import families, load
 from splice_eval.run.local.backend import BatchCaller, LocalModel
 from splice_eval.run.sampling import sample_frames
+from tests.support.terminal import python_sigint
 
 FORCED = "<order>Video 2, Video 1</order>"
 
@@ -190,7 +191,8 @@ def test_ctrl_c_with_a_local_model_is_one_line_and_exit_130(
     out = tmp_path / "o.jsonl"
     argv = ["--backend", "transformers", "--model", "tiny", "--config", "text"]
     argv += ["--concurrency", "1", "--data", str(demo_build), "--out", str(out)]
-    code, err = run_cli(argv, capsys)
+    with python_sigint():
+        code, err = run_cli(argv, capsys)
     assert code == 130
     assert [line for line in err.splitlines() if "interrupted" in line] == [
         f"splice run: interrupted; the answers already in are kept in {out}; run the same "
