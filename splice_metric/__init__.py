@@ -1,26 +1,39 @@
 """The SPLICE metric as a package, so the pipeline and tools import the same code that
-`evaluate.load(splice_metric.path())` runs (the module file itself stays self-contained)."""
+`evaluate.load(splice_metric.path())` runs (the module file itself stays self-contained).
 
+The readers of answers need only the standard library; the metric module imports `evaluate`
+and `datasets` (seconds), so its names load on first use, and a tool that only reads
+answers never pays for them."""
+
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
+from splice_metric.order_parser import parse_order
 from splice_metric.questions import (
     QUESTION_CONFIGS,
     parse_choice,
     parse_pairwise,
     score_questions,
 )
-from splice_metric.splice_metric import (
-    BASELINE_SAMPLES,
-    METRICS,
-    PAPER_METRICS,
-    RATES,
-    TABLE_MAX_N,
-    SpliceMetric,
-    expected_random,
-    parse_order,
-    random_baseline,
-    score,
+
+_FROM_METRIC = (
+    "BASELINE_SAMPLES",
+    "METRICS",
+    "PAPER_METRICS",
+    "RATES",
+    "TABLE_MAX_N",
+    "SpliceMetric",
+    "expected_random",
+    "random_baseline",
+    "score",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_METRIC:
+        raise AttributeError(f"module 'splice_metric' has no attribute {name!r}")
+    return getattr(import_module("splice_metric.splice_metric"), name)
 
 
 def path() -> str:
@@ -31,19 +44,11 @@ def path() -> str:
 
 
 __all__ = [
-    "BASELINE_SAMPLES",
-    "METRICS",
-    "PAPER_METRICS",
+    *_FROM_METRIC,
     "QUESTION_CONFIGS",
-    "RATES",
-    "TABLE_MAX_N",
-    "SpliceMetric",
-    "expected_random",
-    "path",
     "parse_choice",
     "parse_order",
     "parse_pairwise",
-    "random_baseline",
-    "score",
+    "path",
     "score_questions",
 ]

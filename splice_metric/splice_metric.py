@@ -38,23 +38,20 @@ SPLICE's question formats (``questions.py``): accuracy with exact chance.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: one predicted order per example, as clip labels (``[3, 1, 2]``: clip 3
-        first) or the model's text, read with ``parse_order`` (the ``text`` config stores
-        text). Anything else (``None``, unread text, ``1.5``, ``True``...) is invalid, never
-        coerced.
-    references: the true order of each example's clip labels, distinct integers.
-    groups: optional, one hashable label per example: adds ``by_group``.
+    predictions: one order per example: clip labels (``[3, 1, 2]``: clip 3 first) or the
+        model's text, read with ``parse_order``. Anything else (``None``, ``1.5``,
+        ``True``...) is invalid, never coerced.
+    references: each example's clip labels in true order, distinct integers.
+    groups: one hashable label per example; adds ``by_group``.
     random_baseline: True adds the exact expected metrics of random permutations.
-    confidence_level: e.g. 0.95 adds percentile bootstrap ``confidence_intervals``.
-    bootstrap_iterations: bootstrap resamples (default 1000); seed: its seed (default 0).
+    confidence_level: e.g. 0.95 adds percentile bootstrap ``confidence_intervals``, from
+        ``bootstrap_iterations`` resamples (default 1000) drawn with ``seed`` (default 0).
     strict: True raises ``ValueError`` on the first invalid prediction, naming it.
-Returns (means over examples):
-    binary_accuracy, hamming_accuracy, lcs_ratio, edit_distance: the paper's four.
-    kendall_tau: (concordant - discordant clip pairs) / all pairs, in [-1, 1].
-    pairwise_accuracy: share of clip pairs in the right relative order.
-    invalid_rate: share of predictions that are not a permutation of the labels.
-    unparsed_rate: share of predictions in which no order was read (also invalid).
-    count, by_num_clips, by_group, random_baseline, confidence_intervals.
+Returns means over examples: the paper's binary_accuracy, hamming_accuracy, lcs_ratio and
+    edit_distance; kendall_tau, (concordant - discordant) / clip pairs; pairwise_accuracy,
+    the share of pairs in the right order; invalid_rate (not a permutation of the labels)
+    and unparsed_rate (no order read). Also count, by_num_clips, by_group, random_baseline
+    and confidence_intervals.
 Examples:
     >>> import evaluate
     >>> splice = evaluate.load("splice_metric")
@@ -63,28 +60,17 @@ Examples:
     (0.5, 0.5, 1.0)
     >>> results["by_num_clips"][2]["edit_distance"], results["by_num_clips"][2]["kendall_tau"]
     (2.0, -1.0)
-
-    An invalid prediction is scored as given and counted:
-
     >>> results = splice.compute(predictions=[[1, 1, 2]], references=[[1, 2, 3]])
-    >>> results["invalid_rate"], round(results["hamming_accuracy"], 4), results["lcs_ratio"]
-    (1.0, 0.3333, 0.6666666666666666)
-
-    Raw model text, groups and the random baseline:
-
+    >>> results["invalid_rate"], round(results["hamming_accuracy"], 4)  # scored as given
+    (1.0, 0.3333)
     >>> text = evaluate.load("splice_metric", "text")
     >>> answers = ["<order>Video 2, Video 1</order>", "I think 1 then 2"]
     >>> results = text.compute(predictions=answers, references=[[2, 1], [1, 2]],
     ...                        groups=["cooking", "sports"], random_baseline=True)
-    >>> results["binary_accuracy"], results["invalid_rate"], results["by_group"]["sports"]["count"]
+    >>> results["binary_accuracy"], results["unparsed_rate"], results["by_group"]["sports"]["count"]
     (0.5, 0.5, 1)
-    >>> results["unparsed_rate"]  # "I think 1 then 2" holds no order: unparsed, not just invalid
-    0.5
     >>> results["random_baseline"]["binary_accuracy"]
     0.5
-
-    Strict mode names the example and the problem:
-
     >>> splice.compute(predictions=[[1, 2]], references=[[1, 2, 3]], strict=True)
     Traceback (most recent call last):
     ...
@@ -113,59 +99,53 @@ BASELINE_SAMPLES = 20_000  # permutations drawn per larger n, where no closed fo
 _NOT_A_LABEL, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
-def _as_label(value: Any) -> int | None:
-    """An integer label (``2``, ``2.0``, ``np.int32(2)``), or None (``True``, ``1.5``...)."""
-    if isinstance(value, (float, np.floating)) and value.is_integer():
-        value = int(value)
-    integer = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-    return int(value) if integer and _NOT_A_LABEL < value <= _INT64_MAX else None
-
-
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     text = text.replace(str(_NOT_A_LABEL), "?")  # a non-label as `add_batch` stored it
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _sequence(value: Any) -> list | str:
-    """A prediction or reference as a list, or what it is instead ("got int 7")."""
-    if isinstance(value, np.ndarray):
-        return value.tolist() if value.ndim == 1 else f"got shape {value.shape}"
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    return f"got {type(value).__name__} {_short(value, 30)}"
+def _labels(value: Any) -> tuple[list[int], str | None]:
+    """A sequence's integer labels (``2``, ``2.0``, ``np.int32(2)``; `_NOT_A_LABEL` for
+    ``True``, ``1.5``...), and the first thing wrong: no sequence, or an item no label."""
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        return [], f"got shape {value.shape}"
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        return [], f"got {type(value).__name__} {_short(value, 30)}"
+    items, labels = list(value), []
+    for item in items:
+        if isinstance(item, (float, np.floating)) and item.is_integer():
+            item = int(item)
+        integer = isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+        labels.append(int(item) if integer and _NOT_A_LABEL < item <= _INT64_MAX else _NOT_A_LABEL)
+    at = labels.index(_NOT_A_LABEL) if _NOT_A_LABEL in labels else None
+    return (
+        labels,
+        None
+        if at is None
+        else f"position {at} holds {_short(items[at], 30)}, not an integer label",
+    )
 
 
 def _prediction(pred: Any) -> tuple[list[int] | None, str | None]:
-    """The tokens of a prediction (`_NOT_A_LABEL` for a non-label), None when no order was
-    read at all (unparsed), and the first thing wrong with it, if any."""
+    """The tokens read (None when no order was read at all: unparsed) and what is wrong."""
     if pred is None:
         return None, "no prediction (None)"
     if isinstance(pred, str):
         order = parse_order(pred)
         return order, None if order is not None else f"unparseable text {_short(pred)}"
-    items = _sequence(pred)
-    if isinstance(items, str):  # a whole prediction that is no sequence: empty
-        return [], f"{items}, not a sequence of labels"
-    labels = [_as_label(value) for value in items]
-    if None not in labels:
-        return labels, None
-    at = labels.index(None)
-    tokens = [_NOT_A_LABEL if label is None else label for label in labels]
-    return tokens, f"position {at} holds {_short(items[at], 30)}, not an integer label"
+    tokens, problem = _labels(pred)
+    return tokens, f"{problem}, not a sequence of labels" if problem and not tokens else problem
 
 
 def _reference(ref: Any, index: int) -> list[int]:
     """A reference as distinct integer labels; anything else is an error naming it."""
-    items = _sequence(ref)
-    if isinstance(items, str):
-        raise ValueError(f"reference {index}: expected a sequence of clip labels, {items}")
-    labels = [_as_label(value) for value in items]
-    problem = "empty (a reference needs at least one clip)" if not labels else None
-    if None in labels:
-        at = labels.index(None)
-        problem = f"position {at} holds {_short(items[at])}, not an int"
-    elif len(set(labels)) < len(labels):
+    labels, problem = _labels(ref)
+    if problem and not labels:
+        problem = f"expected a sequence of clip labels, {problem}"
+    elif not labels:
+        problem = "empty (a reference needs at least one clip)"
+    elif not problem and len(set(labels)) < len(labels):
         repeated = sorted(x for x in set(labels) if labels.count(x) > 1)
         problem = f"duplicate label {', '.join(map(str, repeated))}"
     if problem:
