@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from splice_build.errors import USAGE_EXIT, UserError
+from splice_build.errors import INTERRUPTED_EXIT, USAGE_EXIT, UserError
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -155,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
+    except KeyboardInterrupt:
+        # Ctrl-C wherever no command said more (`splice build` says what is kept): one
+        # line and the shell's 130, never a traceback through whatever was running.
+        if debug:
+            raise
+        print(f"{command}: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT
     except BrokenPipeError:
         # The reader went away (`splice score ... | head`): the rest has nowhere to go.
         # Python's advice: point stdout at devnull so its flush at exit raises no second one.
