@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from splice_build.errors import USAGE_EXIT, UserError
+from splice_build.errors import INTERRUPTED_EXIT, USAGE_EXIT, UserError
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -69,15 +69,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type``: an int >= minimum, else the one-line option error."""
+    """An argparse ``type``: an int >= minimum. Its error says what is allowed and leaves
+    the option's name to argparse (``argument --workers: expected ...``)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number >= {minimum}, got {text!r}"
+            ) from None
         return value
 
     return parse
@@ -86,17 +89,21 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
 def float_in(
     low: float, high: float = math.inf, *, low_open: bool = False
 ) -> Callable[[str], float]:
-    """An argparse ``type``: a finite float in [low, high) (or (low, high) with ``low_open``)."""
+    """An argparse ``type``: a finite float in [low, high) (or (low, high) with ``low_open``),
+    its error worded as `int_at_least`'s."""
+    if math.isinf(high):
+        allowed = f"{'>' if low_open else '>='} {low:g}"
+    else:
+        allowed = f"in {'(' if low_open else '['}{low:g}, {high:g})"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+            value = math.nan
         above_low = low < value if low_open else low <= value
         if not (math.isfinite(value) and above_low and value < high):
-            shown = f"{'(' if low_open else '['}{low:g}, {high:g})"
-            raise argparse.ArgumentTypeError(f"must be in {shown}, got {text}")
+            raise argparse.ArgumentTypeError(f"expected a number {allowed}, got {text!r}")
         return value
 
     return parse
@@ -148,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
+    except KeyboardInterrupt:
+        # Ctrl-C wherever no command said more (`splice build` says what is kept): one
+        # line and the shell's 130, never a traceback through whatever was running.
+        if debug:
+            raise
+        print(f"{command}: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT
     except BrokenPipeError:
         # The reader went away (`splice score ... | head`): the rest has nowhere to go.
         # Python's advice: point stdout at devnull so its flush at exit raises no second one.

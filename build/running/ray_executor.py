@@ -11,10 +11,12 @@ a POSIX file system, so bare fsspec URLs are not accepted.
 
 from __future__ import annotations
 
+import atexit
 import os
+import signal
 import socket
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from splice_build.errors import UserError, require
@@ -35,6 +37,7 @@ class RayExecutor:
                 ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             except ConnectionError as exc:  # it answered, but is not a Ray cluster we can join
                 raise UserError(f"--ray-address {address}: {exc}") from None
+            atexit.register(_shutdown_past_ctrl_c, ray)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         # Enough tasks in flight to keep every CPU busy, few enough that outcomes stream.
         self.in_flight = max(1, 2 * (workers or cpus))
@@ -51,6 +54,16 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from ray.get(done)
+
+
+def _shutdown_past_ctrl_c(ray: Any) -> None:
+    """At exit, before Ray's own handler (``atexit`` runs the last registered first): the
+    connection this driver opened ended with Ctrl-C ignored. Ray's shutdown waits seconds
+    for the processes it started, after the command's last line; a Ctrl-C there (a second
+    one, after an interrupted build) printed Ray's traceback. Ray's waits are bounded, so
+    ignoring it costs those seconds at most."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ray.shutdown()
 
 
 # Seconds to wait for the cluster's port to accept a connection. Ray itself retries an

@@ -73,36 +73,46 @@ def _frames_items(text: str) -> dict[str, str]:
         name, sep, value = part.partition("=")
         if name.strip() == "max_side":
             raise argparse.ArgumentTypeError(
-                "--frames: max_side is now long_side (the cap on a frame's longer side)"
+                "max_side is now long_side (the cap on a frame's longer side)"
             )
         if not sep or name.strip() not in ("fps", "num_frames", "long_side"):
             raise argparse.ArgumentTypeError(
-                f"--frames: bad item {part!r}; expected fps=F, num_frames=N and/or long_side=S"
+                f"bad item {part!r}; expected fps=F, num_frames=N and/or long_side=S"
             )
         values[name.strip()] = value.strip()
     return values
 
 
 def parse_frames(text: str) -> FrameSpec:
-    """``fps=1,long_side=448`` or ``num_frames=16[,long_side=448]`` -> FrameSpec."""
+    """``fps=1,long_side=448`` or ``num_frames=16[,long_side=448]`` -> FrameSpec. Its errors
+    name the item, not the option: argparse names ``--frames``."""
     values = _frames_items(text)
     if "fps" in values and "num_frames" in values:
-        raise argparse.ArgumentTypeError("--frames: give fps= or num_frames=, not both")
-    try:
-        fps = float(values["fps"]) if "fps" in values else None
-        num_frames = int(values["num_frames"]) if "num_frames" in values else None
-        long_side = int(values["long_side"]) if "long_side" in values else schema.PAPER_LONG_SIDE
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--frames {text!r}: {exc}") from None
-    if fps is not None and not fps > 0:
-        raise argparse.ArgumentTypeError(f"--frames: fps must be > 0, got {fps}")
-    if num_frames is not None and num_frames < 1:
-        raise argparse.ArgumentTypeError(f"--frames: num_frames must be >= 1, got {num_frames}")
-    if long_side is not None and long_side < 16:
-        raise argparse.ArgumentTypeError(f"--frames: long_side must be >= 16, got {long_side}")
+        raise argparse.ArgumentTypeError("give fps= or num_frames=, not both")
+    fps = _frames_value(values, "fps", float_in(0, low_open=True), "> 0")
+    num_frames = _frames_value(values, "num_frames", int_at_least(1), ">= 1")
+    long_side = _frames_value(values, "long_side", int_at_least(16), ">= 16")
     if fps is None and num_frames is None:
         fps = 1.0
-    return FrameSpec(fps=fps, num_frames=num_frames, long_side=long_side)
+    return FrameSpec(
+        fps=fps,
+        num_frames=num_frames,
+        long_side=schema.PAPER_LONG_SIDE if long_side is None else long_side,
+    )
+
+
+def _frames_value(
+    values: dict[str, str], name: str, parse: Callable[[str], Any], allowed: str
+) -> Any:
+    """One item's value, read by the shared option types and refused naming the item."""
+    if name not in values:
+        return None
+    try:
+        return parse(values[name])
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{name} must be {allowed}, got {name}={values[name]}"
+        ) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

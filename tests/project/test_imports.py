@@ -216,6 +216,26 @@ def test_reading_predictions_does_not_import_datasets(module):
     assert not {name for name in imported if name.split(".")[0] == "datasets"}
 
 
+# What ``splice --help`` must not load: the dispatcher imports a subcommand's module only
+# once it knows which runs (`cli.SUBCOMMANDS`), and these cost from 0.1 s (av) to over a
+# second (datasets, which evaluate imports).
+HEAVY = ("av", "datasets", "evaluate")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
+def test_the_dispatcher_alone_imports_no_heavy_module(argv):
+    """Issue 31, wall 3: ``splice --help`` (and a bare ``splice``, or ``--version``) is
+    answered from the command table alone, as the ``splice`` script runs it."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "splice_build.cli", *argv],
+        capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert run.returncode == (0 if argv else 2), run.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+    assert "splice_build.errors" in imported  # the report lists what was imported
+    assert not {name for name in imported if name.split(".")[0] in HEAVY}
+
+
 # splice_eval/ by role: each folder a role, the top level what every role shares.
 ROLES = ("run", "toolkits", "scoring", "report", "human")
 # what a role's modules never import: scoring reads prediction files whoever wrote them,

@@ -11,16 +11,8 @@ import pytest
 
 from splice_build.cli import SUBCOMMANDS, subcommand_parser
 from splice_build.errors import UserError
+from tests.support.cli_options import walk
 from tests.support.paths import REPO
-
-
-def _walk(parser: argparse.ArgumentParser, prog: str):
-    for action in parser._actions:  # argparse exposes its options only this way
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _walk(sub, f"{prog} {name}")
-        elif not isinstance(action, argparse._HelpAction):
-            yield prog, action
 
 
 @pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
@@ -28,7 +20,7 @@ def test_every_option_has_help(command):
     parser, _ = subcommand_parser(command)
     missing = [
         f"{prog} {'/'.join(a.option_strings) or a.dest}"
-        for prog, a in _walk(parser, f"splice {command}")
+        for prog, a in walk(parser, f"splice {command}")
         if not (a.help and a.help.strip()) or a.help == argparse.SUPPRESS
     ]
     assert missing == [], f"options without help text: {missing}"
@@ -89,7 +81,7 @@ def test_every_default_is_shown(command):
     parser, _ = subcommand_parser(command)
     silent = [
         f"{prog} {'/'.join(a.option_strings)}"
-        for prog, a in _walk(parser, f"splice {command}")
+        for prog, a in walk(parser, f"splice {command}")
         if _has_default(a) and "default" not in a.help.lower()
     ]
     assert silent == [], f"options whose default is not said: {silent}"

@@ -19,13 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from splice_build.cli import main
+from splice_build.cli import SUBCOMMANDS, main, one_line, parse_command, subcommand_parser
+from splice_build.errors import UserError
 from splice_build.stages.ingest import load_annotations
 from splice_build.stages.select import load_curation
 from splice_eval.human.annotate import KEY_NAME
 from splice_eval.human.sheets import read_sheet
 from splice_eval.predictions import Prediction
 from tests.support.build_helpers import subset_annotations
+from tests.support.cli_options import walk
 
 BOM = b"\xef\xbb\xbf"
 LATIN1_SHEET = 'folder,order\n1,"[2, 1]"\n2,"unk (caf\xe9)"\n'.encode("latin-1")
@@ -165,6 +167,58 @@ SCORE = ["score", "p.jsonl", "--data", "x"]
 )
 def test_bad_option(capsys, argv, option):
     refused(capsys, argv, option, f"splice {argv[0]}")
+
+
+def _typed_options(command: str) -> list[tuple[list[str], str]]:
+    """(argv before the option, option) for each option of ``splice command`` whose value
+    a type function reads (``int``, ``int_at_least``, ``float_in``, ``--frames``' ...)."""
+    parser, _ = subcommand_parser(command)
+    return [
+        ([command, *prog.split()[2:]], max(action.option_strings, key=len))
+        for prog, action in walk(parser, f"splice {command}")
+        if action.option_strings and action.nargs != 0 and action.type not in (None, str, Path)
+    ]
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_a_bad_option_value_names_the_option_once(command):
+    """Issue 31, wall 1: ``--frames bogus`` said ``argument --frames: --frames: bad item``.
+    A type function says what the value must be; argparse alone names the option."""
+    options = _typed_options(command)
+    for head, option in options:
+        parser, _ = subcommand_parser(command)
+        try:
+            parse_command(parser, [*head[1:], option, "bogus"])
+        except UserError as exc:
+            message = str(exc)
+        else:
+            continue  # a value its type accepts ("bogus" is a fine --model name)
+        line = f"splice {command}: {one_line(message)}"
+        assert "\n" not in message and line.count(option) == 1, line
+        assert "'bogus'" in line, line
+    if command == "run":
+        assert ([command], "--frames") in options  # the walk sees the helpers' options
+
+
+@pytest.mark.parametrize(
+    ("argv", "allowed"),
+    [
+        ([*RUN, "--frames", "bogus"], "expected fps=F, num_frames=N and/or long_side=S"),
+        ([*RUN, "--frames", "fps=abc"], "fps must be > 0, got fps=abc"),
+        ([*RUN, "--frames", "fps=0"], "fps must be > 0, got fps=0"),
+        ([*RUN, "--frames", "num_frames=1.5"], "num_frames must be >= 1, got num_frames=1.5"),
+        ([*RUN, "--frames", "fps=1,num_frames=4"], "give fps= or num_frames=, not both"),
+        ([*RUN, "--concurrency", "bogus"], "expected a whole number >= 1, got 'bogus'"),
+        ([*RUN, "--concurrency", "0"], "expected a whole number >= 1, got '0'"),
+        ([*RUN, "--temperature", "bogus"], "expected a number >= 0, got 'bogus'"),
+        ([*RUN, "--timeout", "0"], "expected a number > 0, got '0'"),
+        ([*SCORE, "--confidence-level", "1"], "expected a number in (0, 1), got '1'"),
+    ],
+)
+def test_a_bad_option_value_says_what_is_allowed(capsys, argv, allowed):
+    option = argv[-2]
+    line = refused(capsys, argv, allowed)
+    assert line.count(option) == 1, line
 
 
 def test_unknown_command(capsys):

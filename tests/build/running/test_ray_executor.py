@@ -4,11 +4,13 @@ driver was killed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from tests.support.build_helpers import (
     tree_digest,
     wait_for_first_commit,
 )
+from tests.support.terminal import terminal_sigint
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +107,45 @@ def test_ray_import_matches_local(ray_local, tmp_path: Path) -> None:
     assert main([*args, "--no-progress"]) == 0
     assert tree_digest(out) == tree_digest(local.out)
     assert {v.video_id for v in local.report.included} == IMPORTED
+
+
+def test_ctrl_c_twice_during_a_ray_build_is_one_line_exit_130(
+    tmp_path: Path, sources: Path, demo_ids: list[str]
+) -> None:
+    """Issue 31, wall 2: a build on a Ray instance of its own ends with Ray's shutdown at
+    exit (seconds, waiting for its processes), outside any handler: a second Ctrl-C, the
+    one a user presses when the first seems slow, printed Ray's ``KeyboardInterrupt``
+    traceback after the build's line. The build's line stays the last, with exit 130."""
+    annotations = subset_annotations(tmp_path, demo_ids[:4])
+    work = tmp_path / "work"
+    cmd = [
+        sys.executable, "-m", "splice_build.cli", "build", "--annotations", str(annotations),
+        "--videos", str(sources), "--out", str(tmp_path / "splice"), "--work", str(work),
+        "--executor", "ray", "--workers", "1", "--no-progress",
+    ]  # fmt: skip
+    env = {**os.environ, "RAY_ADDRESS": "local"}  # its own instance, as a user's first run
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True, preexec_fn=terminal_sigint,
+    )  # fmt: skip
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        wait_for_first_commit(proc, work)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+        deadline = time.monotonic() + 120
+        while not any("interrupted" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # into Ray's shutdown at exit
+        assert proc.poll() is None, "Ray's shutdown ended before the second Ctrl-C"
+        os.killpg(proc.pid, signal.SIGINT)  # and Ctrl-C again
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what Ray left
+    stderr = "".join(lines)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert lines[-1].startswith("splice build: interrupted"), stderr
