@@ -3,8 +3,9 @@ replaces a previous output only with a finished one.
 
 - An output folder is a previous build's when it holds a ``build_report.json`` (every build
   writes one) and nothing a build does not write: ``README.md``, the two reports (and an
-  import's ``release_manifest.json``), one folder of Parquet shards per config
-  (``video_text/``, ``video/``, ``text/``), ``webdataset/`` of tar shards. A file someone put there
+  import's ``release_manifest.json``), one folder of Parquet shards per written config
+  (``video_text/``, ``video/``, ``text/``, ``text_pairwise/``, ``text_choice/``),
+  ``webdataset/`` of tar shards. A file someone put there
   (predictions, notes) makes it not the build's to replace; only a desktop's litter
   (``.DS_Store``...) is let pass. An empty folder holds nothing to lose and is used too.
 - A work folder is the build's when it holds ``WORK_MARKER`` (written when the build first

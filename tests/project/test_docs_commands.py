@@ -20,6 +20,9 @@ import pytest
 
 from splice_build.cli import SUBCOMMANDS, main, parse_command, subcommand_parser
 from splice_build.errors import UserError
+from splice_dataset import DEFAULT_BUILD_DIR
+from tests.support.build_helpers import run_splice
+from tests.support.fake_openai_server import FakeOpenAIServer, Reply, count_clips, prompt_text
 from tests.support.paths import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "splice_metric/README.md"]
@@ -30,20 +33,30 @@ INLINE = re.compile(r"(?<!`)`(splice [^`\n]+)`(?!`)")
 ENV_PREFIX = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
 
 
+def block_commands(text: str) -> list[list[tuple[int, str]]]:
+    """The splice command lines of each shell code block of a page, with their line numbers."""
+    blocks = []
+    for block in FENCE.finditer(text):
+        if block["lang"].strip().lower() not in SHELL_LANGS:
+            continue
+        lineno = text.count("\n", 0, block.start("body")) + 1
+        lines = []
+        for offset, line in enumerate(block["body"].replace("\\\n", " ").splitlines()):
+            line = ENV_PREFIX.sub("", line.strip())
+            if line.startswith("splice "):
+                lines.append((lineno + offset, line))
+        blocks.append(lines)
+    return blocks
+
+
 def shown_commands() -> list[tuple[str, str, bool]]:
     """(where, command line, complete?) for every splice command in the docs."""
     found = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
         name = doc.relative_to(REPO).as_posix()
-        for block in FENCE.finditer(text):
-            if block["lang"].strip().lower() not in SHELL_LANGS:
-                continue
-            lineno = text.count("\n", 0, block.start("body")) + 1
-            for offset, line in enumerate(block["body"].replace("\\\n", " ").splitlines()):
-                line = ENV_PREFIX.sub("", line.strip())
-                if line.startswith("splice "):
-                    found.append((f"{name}:{lineno + offset}", line, True))
+        for lines in block_commands(text):
+            found.extend((f"{name}:{lineno}", line, True) for lineno, line in lines)
         outside = FENCE.sub("", text)
         for span in INLINE.finditer(outside):
             found.append((f"{name} (inline)", span[1], False))
@@ -113,3 +126,47 @@ def test_a_wrong_option_is_caught():
     argv = variants("splice build --videos v --format webdataset")[0]
     with pytest.raises(UserError, match="invalid choice: 'webdataset'"):
         fragment_parser(parser).parse_args(argv[1:])
+
+
+# Blocks a reader runs as they stand after `make demo`, from the repository root: every file
+# they read is the demo build (as ./splice-data, or as the import's ./splice-release) or made
+# by an earlier line of the same block; each entry names the block by one of its lines and
+# what the page says the block's output shows (in a file it writes, or None: the last
+# command's stdout).
+RUNNABLE_BLOCKS = [
+    ("docs/question-formats.md", "--format pairwise", None, "Pairwise consistency"),
+    ("docs/running-models.md", "--probe blind", "report/report.md", "## Probes"),
+    ("docs/scoring.md", "taxonomy-prior --coin", "prior.jsonl", '"model": "taxonomy-prior"'),
+]
+ENDPOINT = "http://localhost:8000/v1"  # the docs' server, replaced by the tests' own
+
+
+def _scripted_answer(request) -> Reply:
+    """A well-formed answer to any SPLICE prompt: the first clip named for a pair, option A
+    for a choice, the labels reversed for an order."""
+    text = prompt_text(request)
+    labels = re.findall(r"Video (\d+)", text.split("Video X", 1)[-1])
+    if "<answer>Video X</answer>" in text:
+        return Reply(content=f"<answer>Video {labels[0]}</answer>")
+    if "<answer>X</answer>" in text:
+        return Reply(content="<answer>A</answer>")
+    n = count_clips(request)
+    return Reply(content="<order>" + ", ".join(f"Video {k}" for k in range(n, 0, -1)) + "</order>")
+
+
+@pytest.mark.parametrize(("doc", "marker", "made", "shows"), RUNNABLE_BLOCKS)
+def test_documented_block_runs_as_written(doc, marker, made, shows, demo_build, tmp_path):
+    """Each line of the block, every alternative, exits 0 in order, and its output holds
+    what the page says; a block that reads a file no line of it makes fails here."""
+    text = (REPO / doc).read_text(encoding="utf-8")
+    (block,) = [b for b in block_commands(text) if any(marker in line for _, line in b)]
+    for name in (DEFAULT_BUILD_DIR, "splice-release"):
+        (tmp_path / name).symlink_to(demo_build, target_is_directory=True)
+    with FakeOpenAIServer(_scripted_answer, max_requests=2000) as server:
+        for lineno, line in block:
+            for argv in variants(line):
+                argv = [server.url if a == ENDPOINT else a for a in argv]
+                done = run_splice(*argv, cwd=tmp_path)
+                assert done.returncode == 0, f"{doc}:{lineno}: `{line}`: {done.stderr}"
+    output = done.stdout if made is None else (tmp_path / made).read_text("utf-8")
+    assert shows in output, f"{doc}: the block's output lacks {shows!r}"

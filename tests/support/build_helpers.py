@@ -39,13 +39,16 @@ def subset_annotations(tmp: Path, ids: list[str], name: str = "coin.json") -> Pa
     return path
 
 
-def run_splice(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``splice argv`` as a separate process, the way a user types it."""
+def run_splice(
+    *argv: str | Path, timeout: float = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """``splice argv`` as a separate process, the way a user types it (in ``cwd``, else here)."""
     return subprocess.run(
         [sys.executable, "-m", "splice_build.cli", *map(str, argv)],
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=cwd,
     )
 
 

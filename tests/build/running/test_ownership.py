@@ -421,3 +421,15 @@ def test_a_second_build_on_the_same_folders_is_refused(
     straight, _ = subset_build(3)  # the session's build of these videos, read only
     assert tree_digest(out) == tree_digest(straight)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coin.json", "splice", "work"]
+
+
+def test_building_doc_names_every_folder_a_previous_build_holds():
+    """docs/building.md lists what an `--out` may hold to be taken for a previous build:
+    every folder the build writes (`ownership.OUTPUT_FOLDERS`), the question configs too."""
+    from splice_build.running.ownership import OUTPUT_FOLDERS
+    from tests.support.paths import REPO
+
+    text = " ".join((REPO / "docs/building.md").read_text("utf-8").split())
+    said = text.split("but a previous build", 1)[1].split(";", 1)[0]
+    missing = [f for f in OUTPUT_FOLDERS if f"`{f}/`" not in said]
+    assert not missing, f"docs/building.md's list of an --out's folders lacks {missing}: {said}"
