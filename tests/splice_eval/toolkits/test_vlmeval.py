@@ -78,8 +78,8 @@ def api_run(request, vlmeval_python, demo_build, tmp_path_factory):
         args += ["--video-llm"] if request.param == "clips" else []
         # PRED_FORMAT: VLMEvalKit's result as TSV and JSON too, which splice score reads
         fmt = "tsv" if request.param == "clips" else "json"
-        splice_vlmeval(vlmeval_python, folder, args, folder / "none.jsonl", PRED_FORMAT=fmt)
-        return request.param, folder, fmt, list(server.requests)
+        done = splice_vlmeval(vlmeval_python, folder, args, folder / "none.jsonl", PRED_FORMAT=fmt)
+        return request.param, folder, fmt, list(server.requests), done.stdout
 
 
 def _groups(items: list[dict], text_key: str, is_media) -> list[tuple[str, int]]:
@@ -172,7 +172,7 @@ def test_echo_scores_are_splice_scores(echo_run, demo_build, tmp_path, model, da
 
 
 def test_api_model_gets_labels_and_media_interleaved(api_run, demo_build):
-    mode, _, _, requests = api_run
+    mode, _, _, requests, _ = api_run
     meta = read_meta(demo_build)
     assert len(requests) == 2 * len(meta)  # one per video and dataset, none retried
     kinds = set()
@@ -196,12 +196,55 @@ def test_api_model_gets_labels_and_media_interleaved(api_run, demo_build):
 
 @pytest.mark.parametrize("dataset", DATASETS[:2])
 def test_api_scores_are_splice_scores(api_run, demo_build, tmp_path, dataset):
-    _, folder, fmt, _ = api_run
+    _, folder, fmt, _, _ = api_run
     stem = folder / "outputs" / "served-model" / f"served-model_{dataset}"
     ours = json.loads(Path(f"{stem}_splice_scores.json").read_text())
     _same_scores(ours, _splice_score(Path(f"{stem}.{fmt}"), demo_build, tmp_path / "s.json"))
     # every answer reversed the labels: read back as such, never unparsed
     assert ours["unparsed_rate"] == 0
+
+
+def _run_summary(stdout: str) -> dict[str, dict[str, str]]:
+    """The rows of the last "Run Summary Report" VLMEvalKit printed, by benchmark: its
+    tabulate table, cut into cells at the dashes of its rule line."""
+    lines = stdout.splitlines()
+    start = max(i for i, line in enumerate(lines) if line.endswith("Run Summary Report:"))
+    rule = next(i for i in range(start + 1, len(lines)) if re.fullmatch(r"-+( +-+)*", lines[i]))
+    spans = [m.span() for m in re.finditer(r"-+", lines[rule])]
+    header = [lines[rule - 1][a:b].strip() for a, b in spans]
+    rows = {}
+    for line in lines[rule + 1 :]:
+        if not line.strip() or line.startswith("["):  # the table ends at the next record
+            break
+        row = dict(zip(header, (line[a:b].strip() for a, b in spans), strict=True))
+        rows[row["benchmark"]] = row
+    return rows
+
+
+def test_api_run_summary_headline_is_the_overall_binary_accuracy(api_run):
+    """VLMEvalKit's closing "Run Summary Report" (and status.json) name one primary metric
+    per dataset: SPLICE's headline, the binary accuracy over every video, never a cell of
+    one clip count (VLMEvalKit's own pick from the table's names)."""
+    _, folder, _, _, stdout = api_run
+    summary = _run_summary(stdout)
+    status = json.loads((folder / "outputs" / "served-model" / "status.json").read_text())
+    assert set(summary) == set(DATASETS[:2]), stdout[-3000:]
+    for dataset in DATASETS[:2]:
+        stem = folder / "outputs" / "served-model" / f"served-model_{dataset}"
+        overall = json.loads(Path(f"{stem}_splice_scores.json").read_text())["binary_accuracy"]
+        row = summary[dataset]
+        assert row["primary_metric"] == "binary_accuracy", row
+        assert float(row["primary_metric_value"]) == pytest.approx(overall, rel=1e-3), row
+        assert status["datasets"][dataset]["primary_metric"] == "binary_accuracy"
+
+
+@pytest.mark.parametrize("model", ["splice-echo-clips", "splice-echo-frames"])
+def test_echo_status_names_the_overall_binary_accuracy(echo_run, model):
+    """The text config too: status.json's primary metric of every dataset run."""
+    folder, _ = echo_run
+    status = json.loads((folder / "outputs" / model / "status.json").read_text())
+    for dataset in DATASETS:
+        assert status["datasets"][dataset]["primary_metric"] == "binary_accuracy", dataset
 
 
 def test_a_wrong_data_folder_is_one_line_before_vlmeval_loads(tmp_path, capsys):
