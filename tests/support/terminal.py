@@ -9,8 +9,12 @@ ignores it, so the tests give their commands the terminal's disposition."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
-from collections.abc import Iterator
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 
 def terminal_sigint() -> None:
@@ -28,3 +32,25 @@ def python_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def interrupt_when(
+    cmd: list[str], ready: Callable[[], bool], cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``cmd`` as a terminal would, press Ctrl-C once ``ready()`` holds (within five
+    minutes; it must still be running then), and return how it ended (stdout, stderr text)."""
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=terminal_sigint,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, f"{cmd} ended before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)

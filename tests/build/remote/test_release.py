@@ -12,12 +12,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -39,7 +35,7 @@ from splice_build.running.report import load_report
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, load_annotations
 from splice_eval.predictions import read_predictions
 from tests.support.build_helpers import tree_digest
-from tests.support.terminal import terminal_sigint
+from tests.support.terminal import interrupt_when
 
 PALETTE = [
     (220, 30, 30),
@@ -686,21 +682,9 @@ def test_ctrl_c_during_an_import_is_one_line_exit_130(release_dir, tmp_path):
     work = out.with_name(f".{out.name}.import-work")
     cmd = [sys.executable, "-m", "splice_build.cli", "import-release", str(release_dir),
            "--out", str(out), "--workers", "2", "--no-progress"]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=terminal_sigint,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not any(work.rglob("*.mp4")) and time.monotonic() < deadline:
-            time.sleep(0.05)  # until a worker has written a clip
-        assert proc.poll() is None, "the import ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
-        _stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    done = interrupt_when(cmd, lambda: any(work.rglob("*.mp4")))  # once a clip is written
+    stderr = done.stderr
+    assert done.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
     assert lines[0] == "splice import-release: interrupted", lines[0]

@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from splice_build.cli import main
 from splice_build.running import ownership
 from splice_build.running.report import load_report
 from tests.support.build_helpers import readme_build, subset_annotations
-from tests.support.terminal import terminal_sigint
+from tests.support.terminal import interrupt_when
 
 
 def _validates(capsys, out: Path) -> bool:
@@ -152,21 +151,9 @@ def test_ctrl_c_during_build_is_one_line_exit_130_and_the_rerun_resumes(
            "--videos", "videos/", "--out", "splice/", "--workers", "2",
            "--no-progress"]  # fmt: skip
 
-    proc = subprocess.Popen(
-        cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=terminal_sigint,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not _committed(project / "splice-work") and time.monotonic() < deadline:
-            time.sleep(0.05)  # until the first video is cut and committed
-        assert proc.poll() is None, "the build ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    done = interrupt_when(cmd, lambda: bool(_committed(project / "splice-work")), cwd=project)
+    stderr = done.stderr  # interrupted once the first video is cut and committed
+    assert done.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
     assert lines[0].startswith("splice build: interrupted") and "resume" in lines[0]
