@@ -7,10 +7,7 @@ without it; the command then runs through the real dispatcher, as a user types i
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,25 +15,7 @@ import pytest
 from splice_build.demo import standin
 from splice_build.stages.ingest import load_annotations
 from tests.support.build_helpers import demo_database, subset_annotations
-
-
-def splice_without(module: str | None, argv: list[str], cwd: Path, timeout: float = 300):
-    blocker = f"sys.modules[{module!r}] = None; " if module else ""
-    code = f"import sys; {blocker}from splice_build.cli import main; sys.exit(main({argv!r}))"
-    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path), "SPLICE_DEBUG": "0"}
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env,
-        timeout=timeout,
-    )  # fmt: skip
-
-
-def assert_one_line(done: subprocess.CompletedProcess, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
+from tests.support.one_line_errors import assert_one_line, splice_without
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,8 @@ import pytest
 
 from splice_build.cli import SUBCOMMANDS, subcommand_parser
 from splice_dataset import DEFAULT_BUILD_DIR
-from tests.build.remote.test_release import IMPORTED, make_release
 from tests.support.paths import REPO
+from tests.support.release_folder import IMPORTED, make_release
 from tests.support.side_venvs import lmms_python
 
 # import name -> checkout folder, as setup.py maps them

@@ -22,6 +22,23 @@ def checkout_pythonpath(*first: Path) -> str:
     return os.pathsep.join(str(p) for p in (*first, REPO / ".pp", REPO) if p.is_dir())
 
 
+def offline_env(tmp: Path, *first: Path, **extra: str) -> dict[str, str]:
+    """The environment of a side venv's subprocess that loads models: the Hub and transformers
+    offline (no test reaches the internet), Hugging Face's home in ``tmp`` (this test's own
+    cache), no inherited ``SPLICE_DATA``, and ``checkout_pythonpath(*first)``; ``extra``
+    added last."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPLICE_DATA")}
+    return {
+        **base,
+        "PYTHONPATH": checkout_pythonpath(*first),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HOME": str(tmp / "hf-home"),
+        "TOKENIZERS_PARALLELISM": "false",
+        **extra,
+    }
+
+
 def side_venv_python(
     folder: str, python_env: str, require_env: str, make_target: str, imports: str
 ) -> Path:

@@ -5,7 +5,6 @@ another seed, with both builds named; against their own build they still score 1
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -18,8 +17,10 @@ from splice_build.cli import main as splice_main
 from splice_build.demo.run import build_demo
 from splice_build.output.card_reader import read_card
 from splice_eval.predictions import read_metadata, read_predictions
-from tests.splice_eval.run.test_runner import oracle, rows_of
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.lmms_tasks import docs, load_utils
+from tests.support.read_only import read_only
+from tests.support.scripted_runs import oracle, rows_of
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -30,15 +31,6 @@ def reseeded(demo_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     root = tmp_path_factory.mktemp("seed1")
     shutil.copytree(demo_build.parent / "work", root / "work")
     return build_demo(out_dir=root / "splice", work_dir=root / "work", workers=1, seed=1)
-
-
-def lmms_utils():
-    from tests.splice_eval.toolkits.test_lmms_task import TASK_DIR
-
-    spec = importlib.util.spec_from_file_location("splice_lmms_utils_id", TASK_DIR / "utils.py")
-    utils = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(utils)
-    return utils
 
 
 def short(build: Path) -> str:
@@ -179,7 +171,7 @@ def test_baselines_and_lmms_samples_carry_the_identity(demo_build, tmp_path, mon
     assert splice_main([*argv, "--out", str(out)]) == 0
     assert read_metadata(out)["build_id"] == read_card(demo_build).build_id
 
-    utils = lmms_utils()
+    utils = load_utils()
     monkeypatch.setenv(utils.DATA_ENV, str(demo_build))
     row = rows_of(demo_build, "text")[0]
     record = utils.process_results(row, ["<order>Video 1, Video 2</order>"])["binary_accuracy"]
@@ -201,9 +193,8 @@ def test_lmms_clip_and_probe_files_follow_the_clips_content(
     import hashlib
 
     from splice_eval.run import frame_cache
-    from tests.splice_eval.toolkits.test_lmms_task import docs
 
-    utils = lmms_utils()
+    utils = load_utils()
     monkeypatch.setenv(utils.CLIP_CACHE_ENV, str(tmp_path / "clips"))
     monkeypatch.setenv(frame_cache.CACHE_ENV, str(tmp_path / "frames"))
     made_from: dict[str, set[str]] = {}
@@ -224,10 +215,8 @@ def test_lmms_clip_and_probe_files_follow_the_clips_content(
 
 
 def test_an_unwritable_lmms_clip_cache_fails_no_doc(demo_build, tmp_path, monkeypatch, capsys):
-    from tests.splice_eval.run.test_frame_cache import read_only
-    from tests.splice_eval.toolkits.test_lmms_task import docs
 
-    utils = lmms_utils()
+    utils = load_utils()
     cache = tmp_path / "clips"
     cache.mkdir()
     monkeypatch.setenv(utils.CLIP_CACHE_ENV, str(cache))

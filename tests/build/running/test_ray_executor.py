@@ -20,7 +20,6 @@ import ray  # the optional extra splice-benchmark[ray]; the test extra installs 
 from splice_build.cli import main
 from splice_build.remote.release.command import ImportConfig, run_import
 from splice_build.running.pipeline import run_build
-from tests.build.remote.test_release import IMPORTED, make_release
 from tests.support.build_helpers import (
     alive,
     committed,
@@ -31,6 +30,7 @@ from tests.support.build_helpers import (
     tree_digest,
     wait_for_first_commit,
 )
+from tests.support.release_folder import IMPORTED, make_release
 from tests.support.terminal import terminal_sigint
 
 

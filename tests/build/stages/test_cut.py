@@ -41,11 +41,20 @@ from tests.support.videos import (
 DEFAULT = CutSettings()
 
 
-def _cut(src: Path, tmp_path: Path, segments, settings=DEFAULT, video_id="vid"):
+def _source(src: Path, tmp_path: Path, video_id: str = "vid") -> Path:
+    """``src`` copied into ``tmp_path/videos`` as the source of ``video_id``: the copy."""
     videos = tmp_path / "videos"
     videos.mkdir(parents=True, exist_ok=True)
-    shutil.copy(src, videos / f"{video_id}{src.suffix}")
-    probed = probe(entry(video_id, segments), videos)
+    return Path(shutil.copy(src, videos / f"{video_id}{src.suffix}"))
+
+
+def _probed(src: Path, tmp_path: Path, segments, video_id: str = "vid"):
+    """``src`` as the source of ``video_id`` with ``segments``, probed."""
+    return probe(entry(video_id, segments), _source(src, tmp_path, video_id).parent)
+
+
+def _cut(src: Path, tmp_path: Path, segments, settings=DEFAULT, video_id="vid"):
+    probed = _probed(src, tmp_path, segments, video_id)
     return probed, cut_video(probed, tmp_path / "clips" / video_id, settings)
 
 
@@ -157,10 +166,7 @@ def test_clip_bytes_do_not_depend_on_the_thread_budget(request, tmp_path, fixtur
     """Lanes run together with 2+ threads and in turn with 1: the clips must not change."""
     src = request.getfixturevalue(fixture)
     segments = [(0.5, 1.5), (1.5, 2.2), (3.0, 4.0)]
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / f"v{src.suffix}")
-    probed = probe(entry("v", segments), videos)
+    probed = _probed(src, tmp_path, segments, "v")
     cuts = [cut_video(probed, tmp_path / str(n), DEFAULT, threads=n) for n in (1, 2, 3)]
     for clips in zip(*(c.clips for c in cuts), strict=True):
         assert len({c.path.read_bytes() for c in clips}) == 1
@@ -236,10 +242,7 @@ def test_seeks_over_gaps_stay_frame_exact(tmp_path, monkeypatch, name):
     src = write_video(tmp_path / name, n_frames=200, fps=10, gop=12, **SEEK_CASES[name])
     frames = source_frames(src)
     segments = [(0.3, 1.05), (4.15, 5.0), (9.93, 11.0), (11.0, 11.3), (17.0, 19.0)]
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / f"vid{src.suffix}")
-    probed = probe(entry("vid", segments), videos)
+    probed = _probed(src, tmp_path, segments)
     monkeypatch.setattr(frames_module, "SEEK_GAP_SECONDS", 0.5)
     readers = []  # every reader the cutter opens (one per lane), for their seek counts
     real_init = frames_module.FrameReader.__init__
@@ -294,10 +297,7 @@ def test_step_without_frames_is_skipped_and_its_clips_removed(tmp_path, threads)
     # frames at 0.0-0.9 s, then one frame at 3.0 s: a step inside the hole has no frame
     pts = [*range(0, 1000, 100), 3000, 3100]
     src = write_video(tmp_path / "hole.mp4", n_frames=12, time_base=Fraction(1, 1000), pts=pts)
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / "vid.mp4")
-    probed = probe(entry("vid", [(0.2, 0.6), (1.5, 2.5), (3.0, 3.2)]), videos)
+    probed = _probed(src, tmp_path, [(0.2, 0.6), (1.5, 2.5), (3.0, 3.2)])
     with pytest.raises(SkipVideo) as raised:
         cut_video(probed, tmp_path / "clips" / "vid", DEFAULT, threads=threads)
     assert raised.value.stage == "cut"
@@ -307,11 +307,9 @@ def test_step_without_frames_is_skipped_and_its_clips_removed(tmp_path, threads)
 
 def test_source_damaged_after_probe_is_skipped(tmp_path):
     src = write_video(tmp_path / "gone.mp4", n_frames=60, fps=10)
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / "vid.mp4")
-    probed = probe(entry("vid", [(0.5, 1.0), (4.0, 5.9)]), videos)
-    (videos / "vid.mp4").write_bytes(b"")
+    source = _source(src, tmp_path)  # vid.mp4
+    probed = probe(entry("vid", [(0.5, 1.0), (4.0, 5.9)]), source.parent)
+    source.write_bytes(b"")
     with pytest.raises(SkipVideo) as raised:
         cut_video(probed, tmp_path / "clips", CutSettings())
     assert raised.value.stage == "cut" and "vid.mp4" in raised.value.reason
@@ -319,11 +317,9 @@ def test_source_damaged_after_probe_is_skipped(tmp_path):
 
 def test_truncated_tail_gives_skip_not_crash(tmp_path):
     src = write_video(tmp_path / "tail.mkv", n_frames=100, fps=10)
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / "vid.mkv")
-    probed = probe(entry("vid", [(0.5, 1.0), (8.5, 9.5)]), videos)
-    truncate(videos / "vid.mkv", 0.4)
+    source = _source(src, tmp_path)  # vid.mkv
+    probed = probe(entry("vid", [(0.5, 1.0), (8.5, 9.5)]), source.parent)
+    truncate(source, 0.4)
     with pytest.raises(SkipVideo) as raised:
         cut_video(probed, tmp_path / "clips", CutSettings())
     assert raised.value.stage == "cut" and "vid.mkv" in raised.value.reason
@@ -348,10 +344,7 @@ def test_output_size(size, short_side, sar, expected):
 
 
 def test_audio_clips_are_refused_clearly(bikes_mp4, tmp_path):
-    videos = tmp_path / "v"
-    videos.mkdir()
-    shutil.copy(bikes_mp4, videos / "b.mp4")
-    probed = probe(entry("b", [(1.0, 2.0)]), videos)
+    probed = _probed(bikes_mp4, tmp_path, [(1.0, 2.0)], "b")
     with pytest.raises(ValueError, match="audio"):
         cut_video(probed, tmp_path / "c", CutSettings(audio=True))
 
@@ -512,9 +505,7 @@ def test_a_step_before_the_first_video_frame_shows_the_first_frame(tmp_path):
 
 def test_probe_coverage_counts_from_the_containers_start(tmp_path):
     src = write_video(tmp_path / "late.mp4", time_base=Fraction(1, 25), **LATE_VIDEO["late.mp4"])
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    shutil.copy(src, videos / "vid.mp4")
+    videos = _source(src, tmp_path).parent  # vid.mp4
     # the video ends 8.0 s after playback starts (6 s of frames from 2.0 s)
     assert probe(entry("vid", [(1.0, 7.9)]), videos, tolerance=0.5).source.duration == (
         pytest.approx(8.0)

@@ -156,18 +156,24 @@ def _answer(folder, vid, config, annotator, unk, labels):
     return HumanAnswer(a, unk, labels, "x", f"s.csv:{folder}")
 
 
+def _answered_twice(*videos) -> list[HumanAnswer]:
+    """Each video answered by A on ``video`` and by B on ``video_text``, in folders 1, 2, ...
+    in turn: ``videos`` are (video id, A's (unk, labels), B's (unk, labels))."""
+    answers = []
+    for vid, by_a, by_b in videos:
+        for config, annotator, (unk, labels) in (("video", "A", by_a), ("video_text", "B", by_b)):
+            answers.append(_answer(len(answers) + 1, vid, config, annotator, unk, labels))
+    return answers
+
+
 def test_ingest_rules():
-    answers = [
-        # both ordered
-        _answer(1, "both", "video", "A", False, (1, 2, 3)),
-        _answer(2, "both", "video_text", "B", False, (1, 2, 3)),
+    answers = _answered_twice(
+        ("both", (False, (1, 2, 3)), (False, (1, 2, 3))),  # both ordered
         # one unk: the other's order stands, the video stays
-        _answer(3, "one", "video", "A", True, (2, 1, 3)),
-        _answer(4, "one", "video_text", "B", False, (1, 2, 3)),
+        ("one", (True, (2, 1, 3)), (False, (1, 2, 3))),
         # both unk: inconclusive, even with best guesses
-        _answer(5, "none", "video", "A", True, (3, 2, 1)),
-        _answer(6, "none", "video_text", "B", True, None),
-    ]
+        ("none", (True, (3, 2, 1)), (True, None)),
+    )
     decisions = {d.video_id: d for d in annotate.decide(answers)}
     assert decisions["both"].keep and decisions["one"].keep
     assert not decisions["none"].keep
@@ -184,16 +190,12 @@ def test_ingest_rules():
 
 
 def test_agreement_numbers():
-    answers = [
-        _answer(1, "v1", "video", "A", False, (1, 2, 3)),
-        _answer(2, "v1", "video_text", "B", False, (1, 2, 3)),
-        _answer(3, "v2", "video", "A", False, (1, 2, 3)),
-        _answer(4, "v2", "video_text", "B", False, (2, 1, 3)),
-        _answer(5, "v3", "video", "A", True, (1, 3, 2)),
-        _answer(6, "v3", "video_text", "B", True, None),
-        _answer(7, "v4", "video", "A", True, (3, 2, 1)),
-        _answer(8, "v4", "video_text", "B", False, (3, 2, 1)),
-    ]
+    answers = _answered_twice(
+        ("v1", (False, (1, 2, 3)), (False, (1, 2, 3))),
+        ("v2", (False, (1, 2, 3)), (False, (2, 1, 3))),
+        ("v3", (True, (1, 3, 2)), (True, None)),
+        ("v4", (True, (3, 2, 1)), (False, (3, 2, 1))),
+    )
     agree = annotate.agreement(answers)
     assert agree["videos_with_two_answers"] == 4
     assert (agree["both_unk"], agree["both_ordered"], agree["one_unk"]) == (1, 2, 1)

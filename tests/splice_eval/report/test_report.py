@@ -8,9 +8,7 @@ import itertools
 import json
 import math
 import random
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from splice_build.cli import main as splice_main
@@ -22,6 +20,7 @@ from splice_eval.report import figures, report
 from splice_eval.scoring.runs import Run
 from splice_metric.splice_metric import random_baseline, score
 from tests.support.paths import REPO
+from tests.support.png_checks import assert_real_png
 
 
 def _meta(vid: str, order: list[int], domain="Dish", task="MakePizza", duration=50.0):
@@ -110,19 +109,6 @@ def test_reasoning_groups_file_is_grounded_in_taxonomy_and_paper():
 
 
 # --- PNG checks -----------------------------------------------------------------------
-
-
-def assert_real_png(path: Path, min_w: int = 500, min_h: int = 300) -> None:
-    from matplotlib import image
-
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
-    pixels = 255 * np.asarray(image.imread(path), dtype=np.float64)[..., :3]  # decodes it
-    h, w = pixels.shape[:2]
-    assert w >= min_w and h >= min_h, f"{path}: {w}x{h}"
-    assert pixels.var() > 100, f"{path} is blank"
-    # something other than white and black: the plotted data (coloured lines/bars)
-    chroma = pixels.max(axis=2) - pixels.min(axis=2)
-    assert (chroma > 60).mean() > 0.002, f"{path} has no coloured marks"
 
 
 # --- a report of hand-made runs -------------------------------------------------------

@@ -6,9 +6,7 @@ against a fake endpoint on 127.0.0.1."""
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -20,6 +18,7 @@ from splice_eval.run import frame_cache
 from splice_eval.run.frame_cache import FrameCache
 from splice_eval.run.sampling import sample_frames
 from tests.support.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
+from tests.support.read_only import read_only
 
 FRAMES = {"num_frames": 3, "long_side": 48}
 
@@ -156,28 +155,6 @@ def test_frame_cache_options_are_exclusive(demo_build, tmp_path, capsys):
     argv += ["--frame-cache", str(tmp_path / "c"), "--no-frame-cache"]
     assert splice_main(argv) == 2
     assert "--frame-cache and --no-frame-cache" in capsys.readouterr().err
-
-
-@contextmanager
-def read_only(folder):
-    """``folder`` refused for writing for real: a read-only bind mount as root (whom
-    permissions do not stop), its permissions otherwise."""
-    if os.geteuid() == 0:
-        subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True)
-        try:
-            subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True)
-            yield
-        finally:
-            subprocess.run(["umount", str(folder)], check=True)
-        return
-    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")] if p.is_dir()}
-    for path in modes:
-        path.chmod(0o555)
-    try:
-        yield
-    finally:
-        for path, mode in modes.items():
-            path.chmod(mode)
 
 
 def _unwritable_lines(err: str) -> list[str]:

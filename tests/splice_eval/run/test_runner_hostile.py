@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,9 @@ from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predict
 from splice_eval.run import prompts
 from splice_eval.run.chat import CallResult
 from splice_eval.run.jobs import run_jobs
-from tests.splice_eval.run.test_runner import (
+from tests.support.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
+from tests.support.paths import REPO
+from tests.support.scripted_runs import (
     SECRET,
     cli,
     debug_cli,
@@ -37,9 +40,8 @@ from tests.splice_eval.run.test_runner import (
     jobs_for,
     make_caller,
     oracle,
+    rows_of,
 )
-from tests.support.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
-from tests.support.paths import REPO
 
 
 def dead_url() -> str:
@@ -399,8 +401,36 @@ def test_file_without_metadata_is_not_resumed(tmp_path):
 # --- signals: what was answered is written -------------------------------------------------------
 
 
+def sigterm_run(
+    build: Path, url: str, out: Path, written: Callable[[str], bool]
+) -> tuple[int, str]:
+    """`splice run` on ``build`` at ``url`` (two rows at a time) in a process of its own, sent
+    SIGTERM once its prediction file's text is ``written`` (or after 60 s): its exit status
+    and its stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "splice_build.cli", "run"]
+        + text_argv(build, url, out, "--concurrency", "2"),
+        cwd=REPO,
+        env={**os.environ, "OPENAI_API_KEY": SECRET},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if out.exists() and written(out.read_text()):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    return proc.returncode, err
+
+
 def test_sigterm_keeps_answers_and_rerun_resumes(demo_build, tmp_path):
-    rows = list(schema.load("text", source=str(demo_build), decode=False))
+    rows = rows_of(demo_build, "text")
     first = rows[0][schema.VIDEO_ID]
     out = tmp_path / "term.jsonl"
     answer_first = oracle(rows)
@@ -415,27 +445,9 @@ def test_sigterm_keeps_answers_and_rerun_resumes(demo_build, tmp_path):
         return Reply(stall=True)
 
     with FakeOpenAIServer(script) as server:
-        env = {**os.environ, "OPENAI_API_KEY": SECRET}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "splice_build.cli", "run"]
-            + text_argv(demo_build, server.url, out, "--concurrency", "2"),
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # wait for the answered row in the file
-                if out.exists() and first in out.read_text():
-                    break
-                time.sleep(0.1)
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
-    assert proc.returncode != 0
+        # once the answered row is in the file
+        returncode, err = sigterm_run(demo_build, server.url, out, lambda text: first in text)
+    assert returncode != 0
     assert SECRET not in err
     preds = read_predictions(out)  # consistent: metadata line, whole lines, no duplicate
     assert read_metadata(out)["model"] == "m"
@@ -475,27 +487,11 @@ def test_sigterm_stops_a_run_whose_answers_are_200kb_loops(demo_build, tmp_path)
     its answered rows kept (each unparsed)."""
     out = tmp_path / "loops.jsonl"
     with FakeOpenAIServer(lambda request: Reply(content=LOOPING)) as server:
-        env = {**os.environ, "OPENAI_API_KEY": SECRET}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "splice_build.cli", "run"]
-            + text_argv(demo_build, server.url, out, "--concurrency", "2"),
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        # once a first answered row is in the file (below the metadata line)
+        returncode, _ = sigterm_run(
+            demo_build, server.url, out, lambda text: len(text.splitlines()) > 1
         )
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # wait for a first answered row in the file
-                if out.exists() and len(out.read_text().splitlines()) > 1:
-                    break
-                time.sleep(0.05)
-            proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=30)
-        finally:
-            proc.kill()
-    assert proc.returncode != 0
+    assert returncode != 0
     preds = read_predictions(out)
     assert preds, "no answer was written before SIGTERM"
     assert all(p.order is None and "error" not in p.extra for p in preds)

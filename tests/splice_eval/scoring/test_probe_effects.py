@@ -14,8 +14,8 @@ from splice_eval.builddata import read_meta
 from splice_eval.predictions import Prediction, write_predictions
 from splice_eval.scoring import probe_effects
 from splice_eval.scoring.runs import Run, read_runs
-from tests.splice_eval.report.test_report import assert_real_png
 from tests.support.fake_openai_server import FakeOpenAIServer, Reply, Request, count_clips
+from tests.support.png_checks import assert_real_png
 
 TRUTH = {f"v{i}": [1, 2, 3, 4] for i in range(40)}
 

@@ -11,16 +11,7 @@ import pytest
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import main as splice_main
-from tests.splice_eval.toolkits.test_lmms_task import (
-    TASK_DIR,
-    docs,
-    eval_dummy,
-    lmms,
-    load_task_yaml,
-    utils,
-)
-
-__all__ = ["lmms", "utils"]  # fixtures, used by name
+from tests.support.lmms_tasks import TASK_DIR, docs, eval_dummy, load_task_yaml
 
 VARIANTS = {f"splice_video_text_{f}": f for f in splice_formats.QUESTION_FORMATS}
 

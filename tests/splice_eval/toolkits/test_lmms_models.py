@@ -29,7 +29,7 @@ import splice_metric
 from splice_build.cli import main as splice_main
 from splice_eval.builddata import iter_rows
 from splice_eval.run import prompts
-from tests.splice_eval.toolkits.test_lmms_task import lmms_env, run_lmms
+from tests.support.lmms_tasks import lmms_env, run_lmms
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import lmms_python
 from tests.support.tiny_checkpoints import PRINTED

@@ -11,16 +11,7 @@ import pytest
 import splice_dataset as schema
 from splice_eval.run import frame_cache, sampling
 from splice_eval.run.frame_cache import FrameCache
-from tests.splice_eval.toolkits.test_lmms_task import (
-    TASK_DIR,
-    docs,
-    eval_dummy,
-    lmms,
-    load_task_yaml,
-    utils,
-)
-
-__all__ = ["lmms", "utils"]  # fixtures, used by name
+from tests.support.lmms_tasks import TASK_DIR, docs, eval_dummy, load_task_yaml
 
 VARIANTS = {
     "splice_video_single_frame": "single-frame",

@@ -10,14 +10,12 @@ tests/support/lmms_probe.py with the Python of a separate venv made by ``make lm
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
-import datasets
 import pytest
 import yaml
 
@@ -27,55 +25,26 @@ from splice_build.cli import main as splice_main
 from splice_build.cli import subcommand_parser
 from splice_eval.builddata import iter_rows, read_meta
 from splice_eval.run import prompts
-from tests.support.paths import REPO, SUPPORT
-from tests.support.side_venvs import lmms_python
-
-TASK_DIR = REPO / "lmms_eval_tasks" / "splice"
-TASKS = {"splice_video": "video", "splice_video_text": "video_text", "splice_text": "text"}
-
-
-class _FunctionTag:
-    def __init__(self, name: str):
-        self.name = name
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML loader that keeps lmms-eval's ``!function module.name`` tags as names."""
-
-
-_Loader.add_constructor(
-    "!function", lambda loader, node: _FunctionTag(loader.construct_scalar(node))
+from tests.support.lmms_tasks import (
+    TASK_DIR,
+    FunctionTag,
+    TaskYamlLoader,
+    docs,
+    eval_dummy,
+    lmms_env,
+    load_task_yaml,
+    run_lmms,
 )
+from tests.support.paths import SUPPORT
 
-
-def load_task_yaml(path: Path) -> dict:
-    """A task YAML with its ``include`` merged, the way lmms-eval merges it."""
-    config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    include = config.pop("include", None)
-    if include is None:
-        return config
-    return {**load_task_yaml(path.parent / include), **config}
-
-
-@pytest.fixture(scope="module")
-def utils():
-    spec = importlib.util.spec_from_file_location("splice_lmms_utils", TASK_DIR / "utils.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def docs(build: Path, config: str, utils) -> list[dict]:
-    """Docs as lmms-eval gets them: load_dataset(path, name), then the task's process_docs."""
-    ds = datasets.load_dataset(str(build), config, split=schema.SPLIT)
-    return list(utils.process_docs(ds))
+TASKS = {"splice_video": "video", "splice_video_text": "video_text", "splice_text": "text"}
 
 
 # --- YAML ---------------------------------------------------------------------------------
 
 
 def test_task_yaml_is_complete(utils):
-    group = yaml.load((TASK_DIR / "splice.yaml").read_text(), Loader=_Loader)
+    group = yaml.load((TASK_DIR / "splice.yaml").read_text(), Loader=TaskYamlLoader)
     aggregates = group.pop("aggregate_metric_list")  # the group's own row: every metric
     assert group == {"group": "splice", "task": list(TASKS)}
     assert [a["metric"] for a in aggregates] == list(splice_metric.RATES)
@@ -85,7 +54,7 @@ def test_task_yaml_is_complete(utils):
         assert cfg["task"] == task and cfg["dataset_name"] == config
         assert cfg["test_split"] == schema.SPLIT and cfg["output_type"] == "generate_until"
         for key in ("process_docs", "doc_to_visual", "doc_to_text", "doc_to_messages"):
-            assert isinstance(cfg[key], _FunctionTag), key
+            assert isinstance(cfg[key], FunctionTag), key
         # the answer is never cut at a blank line (lmms-eval's default `until`), and its
         # token limit is `splice run`'s, from the one constant
         generation = cfg["generation_kwargs"]
@@ -99,7 +68,7 @@ def test_task_yaml_is_complete(utils):
         # the data: resolved by utils (absolute, $SPLICE_DATA), never a cwd-relative name
         assert cfg["dataset_path"].name == "utils.DATASET_PATH"
         # every other !function names a function of utils.py
-        tags = [v for k, v in cfg.items() if isinstance(v, _FunctionTag) and k != "dataset_path"]
+        tags = [v for k, v in cfg.items() if isinstance(v, FunctionTag) and k != "dataset_path"]
         tags += [m["aggregation"] for m in cfg["metric_list"]]
         for tag in tags:
             module, name = tag.name.split(".")
@@ -237,60 +206,6 @@ def test_dataset_path_is_absolute_and_never_a_cached_name(utils, demo_build, tmp
 
 
 # --- lmms-eval itself, in its own venv ---------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def lmms() -> Path:
-    return lmms_python("lmms_eval.tasks, lmms_eval.evaluator, splice_dataset")
-
-
-def lmms_env(build: Path, tmp_path: Path) -> dict[str, str]:
-    """The build through $SPLICE_DATA, and caches of this test only. The project is
-    installed in lmms-eval's venv; PYTHONPATH puts this checkout's modules first (and its
-    ``.pp`` links, where a worktree has them), so a checkout other than the installed one
-    is tested as it is, never the venv's copy."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    checkout = [str(p) for p in (REPO / ".pp", REPO) if p.is_dir()]
-    return {
-        **env,
-        "PYTHONPATH": os.pathsep.join(checkout),
-        "SPLICE_DATA": str(build),
-        "SPLICE_CLIP_CACHE": str(tmp_path / "clips"),
-        "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),
-        "HF_HUB_OFFLINE": "1",
-    }
-
-
-def run_lmms(
-    command: list[str],
-    demo_build: Path,
-    tmp_path: Path,
-    timeout: float,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess:
-    """``lmms-eval`` as the README runs it: from the repository, on the demo build (``env``:
-    ``lmms_env``'s, as a caller changed it)."""
-    env = env or lmms_env(demo_build, tmp_path)
-    return subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO
-    )
-
-
-def eval_dummy(
-    lmms: Path, demo_build: Path, tmp_path: Path, task: str, response: str
-) -> tuple[Path, dict, str]:
-    """``lmms-eval eval --model dummy`` answering ``response`` on ``task``, as the README
-    runs it; (its output folder, its results file, its stdout) once it ran cleanly."""
-    out = tmp_path / "out"
-    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
-    command += ["--include_path", "lmms_eval_tasks/splice", "--log_samples"]
-    command += ["--output_path", str(out), "--model_args", f"response={response}"]
-    proc = run_lmms(command, demo_build, tmp_path, timeout=1800)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, (proc.stdout + proc.stderr)[
-        -4000:
-    ]
-    (results_file,) = out.rglob("*_results.json")
-    return out, json.loads(results_file.read_text(encoding="utf-8")), proc.stdout
 
 
 def test_lmms_eval_registry_loads_the_tasks(lmms, demo_build, utils, tmp_path):

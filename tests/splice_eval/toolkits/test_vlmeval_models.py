@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -120,18 +119,9 @@ def vlmeval() -> Path:
 def probe_env(tmp: Path, **extra: str) -> dict[str, str]:
     """No Hub, caches of this test, the recorder and this checkout's modules first (the
     venv's editable install may be another checkout)."""
-    base = {k: v for k, v in os.environ.items() if k != "SPLICE_DATA"}
-    return {
-        **base,
-        "PYTHONPATH": side_venvs.checkout_pythonpath(RECORDER),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HF_HOME": str(tmp / "hf-home"),
-        "LMUData": str(tmp / "LMUData"),
-        "CUDA_VISIBLE_DEVICES": "",
-        "TOKENIZERS_PARALLELISM": "false",
-        **extra,
-    }
+    return side_venvs.offline_env(
+        tmp, RECORDER, LMUData=str(tmp / "LMUData"), CUDA_VISIBLE_DEVICES="", **extra
+    )
 
 
 @pytest.fixture(scope="module")

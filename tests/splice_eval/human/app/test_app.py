@@ -30,7 +30,6 @@ from splice_eval.human.app.form import FormError, cell_from_form, form_from_cell
 from splice_eval.human.app.package import read_package
 from splice_eval.human.app.space import write_space
 from splice_eval.human.app.store import AnswerStore
-from tests.project.test_missing_extras import assert_one_line, splice_without
 from tests.support.annotate_serving import (
     export_package,
     free_port,
@@ -39,6 +38,7 @@ from tests.support.annotate_serving import (
     run_event,
     served,
 )
+from tests.support.one_line_errors import assert_one_line, splice_without
 from tests.support.paths import REPO
 from tests.support.terminal import terminal_sigint
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -27,8 +26,8 @@ from splice_eval.builddata import iter_rows
 from splice_eval.predictions import Prediction, read_metadata, write_predictions
 from splice_eval.run import prompts
 from splice_eval.run.sampling import sample_frames
-from tests.support.paths import REPO, SUPPORT
-from tests.support.side_venvs import models_python
+from tests.support.paths import SUPPORT
+from tests.support.side_venvs import models_python, offline_env
 from tests.support.tiny_checkpoints import FORCED, PRINTED
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "internvl", "llava_onevision", "smolvlm")
@@ -56,18 +55,7 @@ def python() -> Path:
 
 def env(tmp: Path) -> dict[str, str]:
     """No Hub, caches of this test, and this checkout's modules first (not the venv's copy)."""
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    checkout = [str(p) for p in (REPO / ".pp", REPO) if p.is_dir()]
-    return {
-        **base,
-        "PYTHONPATH": os.pathsep.join(checkout),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HF_HOME": str(tmp / "hf-home"),
-        "HF_DATASETS_CACHE": str(tmp / "hf-datasets"),
-        "TOKENIZERS_PARALLELISM": "false",
-        "OMP_NUM_THREADS": "1",
-    }
+    return offline_env(tmp, HF_DATASETS_CACHE=str(tmp / "hf-datasets"), OMP_NUM_THREADS="1")
 
 
 @pytest.fixture(scope="session")
