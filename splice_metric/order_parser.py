@@ -126,7 +126,9 @@ def _from_pairs(block: str) -> list[int] | None:
     ]
     if len(pairs) < 2:
         return None
-    clips = _same_kind([clip for clip, _ in pairs]) or []
+    clips = _same_kind([clip for clip, _ in pairs])
+    if clips is None:  # clips named by numbers and letters mixed: positions of no one order
+        return []
     order = [0] * len(clips)
     for clip, (_, word) in zip(clips, pairs, strict=True):
         at = _position(word, len(clips))

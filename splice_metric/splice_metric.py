@@ -118,13 +118,10 @@ def _labels(value: Any) -> tuple[list[int], str | None]:
             item = int(item)
         integer = isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
         labels.append(int(item) if integer and _NOT_A_LABEL < item <= _INT64_MAX else _NOT_A_LABEL)
-    at = labels.index(_NOT_A_LABEL) if _NOT_A_LABEL in labels else None
-    return (
-        labels,
-        None
-        if at is None
-        else f"position {at} holds {_short(items[at], 30)}, not an integer label",
-    )
+    if _NOT_A_LABEL in labels:
+        at = labels.index(_NOT_A_LABEL)
+        return labels, f"position {at} holds {_short(items[at], 30)}, not an integer label"
+    return labels, None
 
 
 def _prediction(pred: Any) -> tuple[list[int] | None, str | None]:

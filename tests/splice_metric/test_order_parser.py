@@ -113,6 +113,11 @@ def test_parses(text: str, expected: list[int]) -> None:
         "<order><order>",
         '{"order": "unknown"}',
         "<order>², 1</order>",  # a digit that is no decimal number (int() refuses it)
+        # positions given to clips named by numbers and letters mixed: no one order (these
+        # raised ValueError from a strict zip, breaking the promise never to raise)
+        "Video 1: 3\nVideo a: 2",
+        "<order>Video 1: first, Video b: second</order>",
+        "Video a: 2\nVideo 2: 1\nVideo 3: 3",
     ],
 )
 def test_unparseable_is_none(text: str) -> None:
