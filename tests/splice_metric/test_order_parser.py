@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import itertools
 import json
 
 import pytest
@@ -285,3 +286,19 @@ def test_the_parsers_doctests_run() -> None:
     outcome = doctest.testmod(order_parser)
     assert outcome.attempted >= 7
     assert outcome.failed == 0
+
+
+# a position given to a clip, in the forms the readers know, clips named both ways
+POSITIONS = ["Video 1: 3", "Video 2: first", "Video 3 is in position 2", '"Video 1": "2nd"',
+             "Video a: 2", "clip b: last", "Video c = third", "1: 2"]  # fmt: skip
+WRAPPERS = ["{}", "<order>{}</order>", "{{{}}}", "The answer is {}.", "```\n{}\n```"]
+
+
+def test_never_raises_on_any_two_positions_in_any_wrapper() -> None:
+    """The promise never to raise, over every pair of position forms: clips named by a
+    number and by a letter once raised ValueError from a strict zip."""
+    for first, second in itertools.product(POSITIONS, repeat=2):
+        for separator, wrapper in itertools.product([", ", "\n", " and ", "; "], WRAPPERS):
+            text = wrapper.format(first + separator + second)
+            got = parse_order(text)
+            assert got is None or all(type(x) is int for x in got), text
