@@ -21,7 +21,7 @@ from splice_build.stages import sources
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from tests.support.build_helpers import config
 from tests.support.mirror_server import Item, Mirror
-from tests.support.terminal import terminal_sigint
+from tests.support.terminal import interrupt_when
 from tests.support.videos import write_video
 
 SECRET = "s3cr3t-cookie-value-7f1c"
@@ -331,10 +331,7 @@ def test_default_urls_go_to_yt_dlps_youtube_extractor(tmp_path: Path) -> None:
 def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
     tmp_path: Path, footage: dict[str, Path]
 ) -> None:
-    import signal
-    import subprocess
     import sys
-    import time
 
     annotations = _annotations(tmp_path, {"bikes": 10.0, "slow": 10.0})
     ok_id, slow_id = json.loads(annotations.read_text())["database"]
@@ -347,21 +344,10 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
             "--url-template", mirror.url + "/{video_id}", "--workers", "1",
             "--sleep", "0", "--retries", "0", "--timeout", "5", "--no-progress",
         ]  # fmt: skip
-        proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                preexec_fn=terminal_sigint,
-            )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 120
-            while len(mirror.requests_for(slow_id)) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)  # until the stalled download is under way
-            assert proc.poll() is None
-            proc.send_signal(signal.SIGINT)
-            stdout, stderr = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 130, stderr
+        # interrupted once the stalled download is under way
+        done = interrupt_when(cmd, lambda: len(mirror.requests_for(slow_id)) >= 2)
+    stdout, stderr = done.stdout, done.stderr
+    assert done.returncode == 130, stderr
     assert "1 videos not tried" in stdout
     report = _report(out)
     assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
