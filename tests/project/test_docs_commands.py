@@ -22,8 +22,9 @@ from splice_build.cli import SUBCOMMANDS, main, parse_command, subcommand_parser
 from splice_build.errors import UserError
 from splice_dataset import DEFAULT_BUILD_DIR
 from tests.support.build_helpers import run_splice
-from tests.support.fake_openai_server import FakeOpenAIServer, Reply, count_clips, prompt_text
+from tests.support.fake_openai_server import FakeOpenAIServer, Reply, prompt_text
 from tests.support.paths import REPO
+from tests.support.scripted_runs import good
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "splice_metric/README.md"]
 SHELL_LANGS = {"", "bash", "sh", "shell", "console", "text"}
@@ -150,8 +151,7 @@ def _scripted_answer(request) -> Reply:
         return Reply(content=f"<answer>Video {labels[0]}</answer>")
     if "<answer>X</answer>" in text:
         return Reply(content="<answer>A</answer>")
-    n = count_clips(request)
-    return Reply(content="<order>" + ", ".join(f"Video {k}" for k in range(n, 0, -1)) + "</order>")
+    return good(request)
 
 
 @pytest.mark.parametrize(("doc", "marker", "made", "shows"), RUNNABLE_BLOCKS)

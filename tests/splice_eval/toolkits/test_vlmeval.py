@@ -24,8 +24,9 @@ from splice_eval.predictions import read_metadata
 from splice_eval.run import prompts
 from splice_eval.toolkits.vlmeval import PAPER_1FPS, PAPER_16FRAME, VARIANTS
 from tests.support import side_venvs
-from tests.support.fake_openai_server import FakeOpenAIServer, Reply, count_clips, media_parts
+from tests.support.fake_openai_server import FakeOpenAIServer, count_clips, media_parts
 from tests.support.paths import SUPPORT
+from tests.support.scripted_runs import good
 
 PROBE = SUPPORT / "vlmeval_probe.py"
 DATASETS = ["SPLICE_video_text_1fps", "SPLICE_video_16frame", "SPLICE_text"]
@@ -64,15 +65,10 @@ def echo_run(vlmeval_python, demo_build, tmp_path_factory):
     return folder, [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def _api_script(request) -> Reply:
-    n = count_clips(request)  # the labels shown, answered last to first
-    return Reply(content="<order>" + ", ".join(f"Video {k}" for k in range(n, 0, -1)) + "</order>")
-
-
 @pytest.fixture(scope="module", params=["clips", "frames"])
 def api_run(request, vlmeval_python, demo_build, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"vlmeval-api-{request.param}")
-    with FakeOpenAIServer(_api_script, lifetime=1400) as server:
+    with FakeOpenAIServer(good, lifetime=1400) as server:  # the labels, last to first
         args = ["--data", *DATASETS[:2], "--model", "served-model", "--base-url", server.url]
         args += ["--splice-data", str(demo_build), "--api-nproc", "2", "--retry", "1"]
         args += ["--video-llm"] if request.param == "clips" else []
