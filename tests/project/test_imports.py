@@ -202,16 +202,22 @@ LIGHT_MODULES = (
 )
 
 
+def _imports_of(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """``python -X importtime *args`` run as a user would, and every module it imported (the
+    last column of the report on its stderr)."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", *args], capture_output=True, text=True, cwd=REPO
+    )
+    return run, {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+
+
 @pytest.mark.parametrize("module", LIGHT_MODULES)
 def test_reading_predictions_does_not_import_datasets(module):
     """Import costs follow the layers: ``splice score`` and the report read prediction files
     often, and importing ``datasets`` costs over a second. It crept in once through
     ``predictions`` -> ``probes`` -> ``sampling``, so this runs the import as a user would."""
-    run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-        capture_output=True, text=True, check=True, cwd=REPO,
-    )  # fmt: skip
-    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+    run, imported = _imports_of("-c", f"import {module}")
+    assert run.returncode == 0, run.stderr[-2000:]
     assert module in imported  # the report lists what was imported
     assert not {name for name in imported if name.split(".")[0] == "datasets"}
 
@@ -226,12 +232,8 @@ HEAVY = ("av", "datasets", "evaluate")
 def test_the_dispatcher_alone_imports_no_heavy_module(argv):
     """Issue 31, wall 3: ``splice --help`` (and a bare ``splice``, or ``--version``) is
     answered from the command table alone, as the ``splice`` script runs it."""
-    run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "splice_build.cli", *argv],
-        capture_output=True, text=True, cwd=REPO,
-    )  # fmt: skip
+    run, imported = _imports_of("-m", "splice_build.cli", *argv)
     assert run.returncode == (0 if argv else 2), run.stderr[-2000:]
-    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
     assert "splice_build.errors" in imported  # the report lists what was imported
     assert not {name for name in imported if name.split(".")[0] in HEAVY}
 
