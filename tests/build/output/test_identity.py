@@ -215,7 +215,6 @@ def test_lmms_clip_and_probe_files_follow_the_clips_content(
 
 
 def test_an_unwritable_lmms_clip_cache_fails_no_doc(demo_build, tmp_path, monkeypatch, capsys):
-
     utils = load_utils()
     cache = tmp_path / "clips"
     cache.mkdir()
