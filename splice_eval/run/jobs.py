@@ -201,14 +201,18 @@ class _JobLoop:
 
     def drain(self, fh: Any, block_until: int) -> None:
         while len(self.pending) > block_until:
-            finished, self.pending = wait(self.pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(self.pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 self.collect(fh, fut)
 
     def collect(self, fh: Any, fut: Future[Prediction]) -> None:
+        """Store one finished request. It leaves ``pending`` only once its answer is in
+        ``results``: an interrupt may land on any line here, and the interrupt's final
+        drain must still find it (``results`` is what the file is rewritten from)."""
         try:
             pred = fut.result()
         except CancelledError:
+            self.pending.discard(fut)
             return
         except EndpointDown as exc:
             if self.stop is None:
@@ -216,9 +220,14 @@ class _JobLoop:
                 self.stats.stopped = str(exc)
                 if self.breaker is not None:
                     self.breaker.stop(str(exc))
+            self.pending.discard(fut)
             return
-        append_line(fh, pred.to_json())
+        if self.results.get(pred.video_id) is pred:  # stored before an interrupt landed
+            self.pending.discard(fut)
+            return
         self.results[pred.video_id] = pred
+        self.pending.discard(fut)
+        append_line(fh, pred.to_json())
         self.stats.asked += 1
         self.stats.attempts += int(pred.extra.get("attempts") or 0)
         if pred.extra.get("error"):

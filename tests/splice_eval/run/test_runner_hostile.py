@@ -8,6 +8,7 @@ only as the generous bounds the issue asks for.
 
 from __future__ import annotations
 
+import dis
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from types import CodeType
 
 import pytest
 
@@ -27,7 +29,7 @@ from splice_build.errors import UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import RedactingFilter, Redactor
 from splice_eval.predictions import RAW_OUTPUT_KEEP, read_metadata, read_predictions
-from splice_eval.run import prompts
+from splice_eval.run import jobs, prompts
 from splice_eval.run.chat import CallResult
 from splice_eval.run.jobs import run_jobs
 from tests.support.fake_openai_server import FakeOpenAIServer, Reply, Request, prompt_text
@@ -399,6 +401,65 @@ def test_file_without_metadata_is_not_resumed(tmp_path):
 
 
 # --- signals: what was answered is written -------------------------------------------------------
+
+
+def interrupt_at(code: CodeType, line: int) -> tuple[Callable, list[int]]:
+    """A trace function for this thread that raises KeyboardInterrupt the first time
+    ``code`` reaches ``line``: Ctrl-C landing exactly there (a trace function's exception
+    propagates into the traced frame). Returns it and the list it records the hit in."""
+    landed: list[int] = []
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == line and not landed:
+            landed.append(line)
+            raise KeyboardInterrupt
+        return local
+
+    def trace(frame, event, arg):
+        return local if frame.f_code is code and not landed else None
+
+    return trace, landed
+
+
+def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
+    """CI (stop 37) lost the one answer a local model had given: Ctrl-C landed after the
+    job loop took the finished request out of its pending set and before the answer was
+    stored, so the interrupt's final drain never saw it. Here Ctrl-C lands on each line
+    of the loop's collecting code in turn; every answer the model gave is in the file,
+    once."""
+    loop = jobs._JobLoop
+    lines = [
+        (f.__code__, line)
+        for f in (loop.drain, loop.collect)
+        for line in sorted({line for _, line in dis.findlinestarts(f.__code__) if line})
+        if line > f.__code__.co_firstlineno
+    ]
+    landed_at = []
+    for i, (code, line) in enumerate(lines):
+        given: list[str] = []
+
+        def caller(video_id: str, given: list[str] = given) -> CallResult:
+            given.append(video_id)
+            return CallResult("<order>Video 2, Video 1</order>", None, 1)
+
+        names = [f"v{k}" for k in range(6)]
+        row_jobs = [jobs.RowJob(name, 2, lambda name=name: name) for name in names]
+        out = tmp_path / f"p{i}.jsonl"
+        trace, landed = interrupt_at(code, line)
+        sys.settrace(trace)
+        try:
+            run_jobs(row_jobs, caller, out=out, config="text", model="m", concurrency=2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        written = [p.video_id for p in read_predictions(out)]
+        assert sorted(written) == sorted(given), (code.co_name, line)
+        assert len(set(written)) == len(written)
+        assert landed or sorted(written) == names
+        landed_at += landed
+
+    assert len(landed_at) >= 10, landed_at  # the collecting path itself was interrupted
 
 
 def sigterm_run(
