@@ -9,7 +9,10 @@ run: an ``EndpointDown`` from the client or breaker, or an interrupt.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -31,6 +34,9 @@ from splice_eval.run.sampling import Frames, FrameSpec
 from splice_metric.questions import read_answer
 
 log = logging.getLogger("splice.run")
+
+# How often the job loop looks for a signal while it waits for answers (seconds).
+SIGNAL_POLL = 0.1
 
 # A caller takes what a job's ``build_messages`` made: OpenAI chat messages for an endpoint,
 # a ``FramesRequest`` for a local model (``splice_eval.run.local``).
@@ -90,7 +96,8 @@ def run_jobs(
     attempts in flight are aborted, every answer already in is written and the file is
     compacted the same way. An interrupt is raised again; an endpoint stop returns with
     its reason in ``stats.stopped`` (the rows not asked are simply absent: a rerun asks
-    them).
+    them). In the main thread Ctrl-C and SIGTERM reach the loop through ``_signals_deferred``;
+    SIGTERM is raised as ``Terminated``.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -104,12 +111,50 @@ def run_jobs(
     ):
         if fresh:
             append_line(fh, metadata_line(metadata))
-        loop.run(jobs, pool, fh, concurrency)
+        with _signals_deferred(loop):
+            loop.run(jobs, pool, fh, concurrency)
     ordered = loop.ordered()
     write_predictions(out, ordered, metadata)
     if loop.stop is not None and not isinstance(loop.stop, EndpointDown):
         raise loop.stop
     return ordered, loop.stats
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: answers in hand are written before the run ends."""
+
+
+@contextlib.contextmanager
+def _signals_deferred(loop: _JobLoop) -> Iterator[None]:
+    """Ctrl-C and SIGTERM as a note the loop reads between its steps, not an exception
+    raised wherever the main thread happens to be. Raised between taking a finished
+    request and storing it, Ctrl-C lost that answer; raised inside a lock's ``__exit__``
+    (a future's, the executor's), it would leave the lock held and the run hung. Only
+    signals that would have stopped the run are taken over: SIGINT while Python's own
+    handler is installed, SIGTERM at its default; the previous handlers come back after.
+    While the loop reads its next row (which may wait on the network) a signal is raised
+    at once, as before. Outside the main thread (where Python runs no signal handler)
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = {signal.SIGINT: (signal.default_int_handler, KeyboardInterrupt)}
+    taken[signal.SIGTERM] = (signal.SIG_DFL, Terminated)
+    previous: dict[int, Any] = {}
+
+    def note(signum: int, frame: Any) -> None:
+        if loop.reading_rows:  # a stalled Hub stream: nothing is in hand, stop at once
+            raise taken[signum][1]()
+        loop.signalled = taken[signum][1]
+
+    try:
+        for signum, (default, _) in taken.items():
+            if signal.getsignal(signum) is default:
+                previous[signum] = signal.signal(signum, note)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class _JobLoop:
@@ -131,6 +176,8 @@ class _JobLoop:
         self.stats = RunStats()
         self.order_of_ids: list[str] = []
         self.stop: BaseException | None = None
+        self.signalled: type[KeyboardInterrupt] | None = None  # set by _signals_deferred
+        self.reading_rows = False  # while the next job is read (_signals_deferred raises then)
         self.breaker: Breaker | None = getattr(caller, "breaker", None)
         self.redactor: Redactor = getattr(caller, "redactor", None) or Redactor()
         self.pending: set[Future[Prediction]] = set()
@@ -139,7 +186,8 @@ class _JobLoop:
         self, jobs: Iterable[RowJob], pool: ThreadPoolExecutor, fh: Any, concurrency: int
     ) -> None:
         try:
-            for job in jobs:
+            for job in self.read(jobs):
+                self.raise_signalled()
                 if self.stop is not None:
                     break
                 self.order_of_ids.append(job.video_id)
@@ -149,6 +197,7 @@ class _JobLoop:
                 self.pending.add(pool.submit(self.work, job))
                 self.drain(fh, 2 * concurrency - 1)  # bounded: never build every request up front
             self.drain(fh, 0)
+            self.raise_signalled()
         except BaseException as exc:  # an interrupt (Ctrl-C, SIGTERM): keep what is in
             self.stop = exc
             if self.breaker is not None:
@@ -156,6 +205,19 @@ class _JobLoop:
             for fut in self.pending:
                 fut.cancel()
             self.drain(fh, 0)
+
+    def read(self, jobs: Iterable[RowJob]) -> Iterator[RowJob]:
+        """The jobs, each read with ``reading_rows`` set."""
+        rows = iter(jobs)
+        while True:
+            self.reading_rows = True
+            try:
+                job = next(rows, None)
+            finally:
+                self.reading_rows = False
+            if job is None:
+                return
+            yield job
 
     def ordered(self) -> list[Prediction]:
         """Rows of this run in job order, then rows an earlier run asked that this one did not."""
@@ -199,11 +261,21 @@ class _JobLoop:
             log.debug("request for %s failed", job.video_id, exc_info=True)
             return CallResult(None, None, 1, f"request failed: {type(exc).__name__}: {exc}")
 
+    def raise_signalled(self) -> None:
+        """Raise the signal noted since the last look. A second one, noted while the run
+        is stopping, is raised from its final drain as it was before the loop took signals
+        over: the answers already appended stay in the file, not compacted (a rerun reads
+        them)."""
+        if self.signalled is not None:
+            signalled, self.signalled = self.signalled, None
+            raise signalled()
+
     def drain(self, fh: Any, block_until: int) -> None:
         while len(self.pending) > block_until:
-            finished, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(self.pending, SIGNAL_POLL, return_when=FIRST_COMPLETED)
             for fut in finished:
                 self.collect(fh, fut)
+            self.raise_signalled()
 
     def collect(self, fh: Any, fut: Future[Prediction]) -> None:
         """Store one finished request. It leaves ``pending`` only once its answer is in

@@ -24,9 +24,7 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
-import threading
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -343,14 +341,6 @@ def endpoint_clips_as(args: argparse.Namespace) -> str:
     return args.clips_as or "images"
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: answers in hand are written before the run ends."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
-
-
 def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = None) -> int:
     _check_options(args)
     redactor = Redactor()
@@ -393,8 +383,6 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     )
     references: dict[str, list[int]] = {}
     bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:
         predictions, stats = run_jobs(
             iter_jobs(rows, settings, references),
@@ -416,8 +404,6 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
     finally:
         bar.close()
         log.removeFilter(log_filter)
-        if in_main:
-            signal.signal(signal.SIGTERM, previous_handler)
     answered = sum(is_answered(p) for p in predictions)
     if stats.stopped is not None:
         print(

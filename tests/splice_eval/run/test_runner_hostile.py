@@ -44,6 +44,7 @@ from tests.support.scripted_runs import (
     oracle,
     rows_of,
 )
+from tests.support.terminal import python_sigint
 
 
 def dead_url() -> str:
@@ -403,6 +404,11 @@ def test_file_without_metadata_is_not_resumed(tmp_path):
 # --- signals: what was answered is written -------------------------------------------------------
 
 
+def named_jobs(names: list[str]) -> list[jobs.RowJob]:
+    """Two-clip rows whose request is just the row's name, for a caller to record."""
+    return [jobs.RowJob(name, 2, lambda name=name: name) for name in names]
+
+
 def interrupt_at(code: CodeType, line: int) -> tuple[Callable, list[int]]:
     """A trace function for this thread that raises KeyboardInterrupt the first time
     ``code`` reaches ``line``: Ctrl-C landing exactly there (a trace function's exception
@@ -424,9 +430,10 @@ def interrupt_at(code: CodeType, line: int) -> tuple[Callable, list[int]]:
 def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
     """CI (stop 37) lost the one answer a local model had given: Ctrl-C landed after the
     job loop took the finished request out of its pending set and before the answer was
-    stored, so the interrupt's final drain never saw it. Here Ctrl-C lands on each line
-    of the loop's collecting code in turn; every answer the model gave is in the file,
-    once."""
+    stored, so the interrupt's final drain never saw it. The loop now takes Ctrl-C between
+    its steps (below), but a SIGINT handler it does not own (a notebook kernel's) still
+    raises anywhere: here the interrupt lands on each line of the loop's collecting code
+    in turn, and every answer the model gave is in the file, once."""
     loop = jobs._JobLoop
     lines = [
         (f.__code__, line)
@@ -443,12 +450,11 @@ def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
             return CallResult("<order>Video 2, Video 1</order>", None, 1)
 
         names = [f"v{k}" for k in range(6)]
-        row_jobs = [jobs.RowJob(name, 2, lambda name=name: name) for name in names]
         out = tmp_path / f"p{i}.jsonl"
         trace, landed = interrupt_at(code, line)
         sys.settrace(trace)
         try:
-            run_jobs(row_jobs, caller, out=out, config="text", model="m", concurrency=2)
+            run_jobs(named_jobs(names), caller, out=out, config="text", model="m", concurrency=2)
         except KeyboardInterrupt:
             pass
         finally:
@@ -460,6 +466,79 @@ def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
         landed_at += landed
 
     assert len(landed_at) >= 10, landed_at  # the collecting path itself was interrupted
+
+
+@pytest.mark.parametrize(
+    ("signum", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, jobs.Terminated)]
+)
+def test_a_signal_is_raised_between_the_loops_steps(signum, raised, tmp_path):
+    """Ctrl-C or SIGTERM sent while answers come in: the loop notes it, raises it where it
+    loses nothing (every answer given is written), and puts the previous handler back."""
+    given: list[str] = []
+    during: list[object] = []
+
+    def caller(video_id: str) -> CallResult:
+        given.append(video_id)
+        during.append(signal.getsignal(signum))
+        if len(given) == 3 and during[-1] not in (signal.SIG_DFL, signal.default_int_handler):
+            signal.raise_signal(signum)  # the process gets it; the main thread runs the handler
+        return CallResult("<order>Video 2, Video 1</order>", None, 1)
+
+    names = [f"v{k}" for k in range(40)]
+    out = tmp_path / "p.jsonl"
+    with python_sigint():
+        before = signal.getsignal(signum)
+        with pytest.raises(raised):
+            run_jobs(named_jobs(names), caller, out=out, config="text", model="m", concurrency=2)
+        assert signal.getsignal(signum) is before
+    assert during[0] is not before, "the loop did not take the signal over"
+    written = [p.video_id for p in read_predictions(out)]
+    assert 3 <= len(written) < len(names)
+    assert sorted(written) == sorted(given)
+
+
+def test_ctrl_c_while_the_next_row_is_read_stops_at_once(tmp_path):
+    """Rows are read in the loop's thread, and a Hub stream may stall there: Ctrl-C then
+    is raised at once (not noted for a step that would only come with the next row), and
+    the answer already given is kept."""
+    given: list[str] = []
+
+    def stalled_rows():
+        yield from named_jobs(["a"])
+        while len(given) < 1:  # the first answer is in; the stream then stalls
+            time.sleep(0.01)
+        signal.raise_signal(signal.SIGINT)
+        time.sleep(60)  # a stalled read, cut short only by the interrupt
+        yield from named_jobs(["b"])
+
+    def caller(video_id: str) -> CallResult:
+        given.append(video_id)
+        return CallResult("<order>Video 2, Video 1</order>", None, 1)
+
+    out = tmp_path / "p.jsonl"
+    started = time.monotonic()
+    with python_sigint(), pytest.raises(KeyboardInterrupt):
+        run_jobs(stalled_rows(), caller, out=out, config="text", model="m")
+    assert time.monotonic() - started < 30
+    assert [p.video_id for p in read_predictions(out)] == ["a"]
+
+
+def test_a_sigint_handler_the_loop_does_not_own_is_left_alone(tmp_path):
+    seen: list[object] = []
+
+    def own(signum, frame):  # a notebook kernel's, say
+        pass
+
+    def caller(messages) -> CallResult:
+        seen.append(signal.getsignal(signal.SIGINT))
+        return CallResult("<order>Video 2, Video 1</order>", None, 1)
+
+    previous = signal.signal(signal.SIGINT, own)
+    try:
+        run_jobs(jobs_for(["a", "b"], 2), caller, out=tmp_path / "p.jsonl", config="t", model="m")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [own, own]
 
 
 def sigterm_run(
