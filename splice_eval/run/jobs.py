@@ -129,28 +129,29 @@ def _signals_deferred(loop: _JobLoop) -> Iterator[None]:
     """Ctrl-C and SIGTERM as a note the loop reads between its steps, not an exception
     raised wherever the main thread happens to be. Raised between taking a finished
     request and storing it, Ctrl-C lost that answer; raised inside a lock's ``__exit__``
-    (a future's, the executor's), it would leave the lock held and the run hung. Only
-    signals that would have stopped the run are taken over: SIGINT while Python's own
-    handler is installed, SIGTERM at its default; the previous handlers come back after.
-    While the loop reads its next row (which may wait on the network) a signal is raised
-    at once, as before. Outside the main thread (where Python runs no signal handler)
-    nothing changes."""
+    (a future's, the executor's), it would leave the lock held and the run hung. Taken
+    over: SIGINT while Python's own handler is installed (a notebook kernel's own is left
+    alone), and SIGTERM unless it is ignored (whoever sends it wants the run to end, and
+    the answers in hand written; a library's handler, such as Ray's, would end the
+    process without them). The previous handlers come back after. While the loop reads
+    its next row (which may wait on the network) a signal is raised at once, as before.
+    Outside the main thread (where Python runs no signal handler) nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    taken = {signal.SIGINT: (signal.default_int_handler, KeyboardInterrupt)}
-    taken[signal.SIGTERM] = (signal.SIG_DFL, Terminated)
+    raised = {signal.SIGINT: KeyboardInterrupt, signal.SIGTERM: Terminated}
     previous: dict[int, Any] = {}
 
     def note(signum: int, frame: Any) -> None:
         if loop.reading_rows:  # a stalled Hub stream: nothing is in hand, stop at once
-            raise taken[signum][1]()
-        loop.signalled = taken[signum][1]
+            raise raised[signum]()
+        loop.signalled = raised[signum]
 
     try:
-        for signum, (default, _) in taken.items():
-            if signal.getsignal(signum) is default:
-                previous[signum] = signal.signal(signum, note)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, note)
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, note)
         yield
     finally:
         for signum, handler in previous.items():

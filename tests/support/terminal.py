@@ -27,11 +27,22 @@ def terminal_sigint() -> None:
 def python_sigint() -> Iterator[None]:
     """In this process: Python's own SIGINT handler for the block (``interrupt_main``
     raises KeyboardInterrupt only through it), the previous disposition after."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    with fresh_disposition(signal.SIGINT):
+        yield
+
+
+@contextlib.contextmanager
+def fresh_disposition(signum: int) -> Iterator[None]:
+    """In this process: ``signum`` handled as a fresh ``python`` handles it (Python's own
+    KeyboardInterrupt handler for SIGINT, the default for any other) for the block, the
+    previous handler after. The test process may hold another: a library run earlier (Ray)
+    leaves its own SIGTERM handler, which ends the process."""
+    fresh = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+    previous = signal.signal(signum, fresh)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signum, previous)
 
 
 def interrupt_when(

@@ -44,7 +44,7 @@ from tests.support.scripted_runs import (
     oracle,
     rows_of,
 )
-from tests.support.terminal import python_sigint
+from tests.support.terminal import fresh_disposition, python_sigint
 
 
 def dead_url() -> str:
@@ -473,20 +473,22 @@ def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
 )
 def test_a_signal_is_raised_between_the_loops_steps(signum, raised, tmp_path):
     """Ctrl-C or SIGTERM sent while answers come in: the loop notes it, raises it where it
-    loses nothing (every answer given is written), and puts the previous handler back."""
+    loses nothing (every answer given is written), and puts the previous handler back.
+    The signal is sent only once the loop's handler is seen in place: the fresh default
+    would end the test process."""
     given: list[str] = []
     during: list[object] = []
 
     def caller(video_id: str) -> CallResult:
         given.append(video_id)
         during.append(signal.getsignal(signum))
-        if len(given) == 3 and during[-1] not in (signal.SIG_DFL, signal.default_int_handler):
+        if len(given) == 3 and during[-1] is not before:
             signal.raise_signal(signum)  # the process gets it; the main thread runs the handler
         return CallResult("<order>Video 2, Video 1</order>", None, 1)
 
     names = [f"v{k}" for k in range(40)]
     out = tmp_path / "p.jsonl"
-    with python_sigint():
+    with fresh_disposition(signum):
         before = signal.getsignal(signum)
         with pytest.raises(raised):
             run_jobs(named_jobs(names), caller, out=out, config="text", model="m", concurrency=2)
@@ -523,22 +525,30 @@ def test_ctrl_c_while_the_next_row_is_read_stops_at_once(tmp_path):
     assert [p.video_id for p in read_predictions(out)] == ["a"]
 
 
-def test_a_sigint_handler_the_loop_does_not_own_is_left_alone(tmp_path):
-    seen: list[object] = []
+def test_which_handlers_the_loop_takes_over(tmp_path):
+    """A SIGINT handler of someone else's (a notebook kernel's) and an ignored SIGTERM are
+    left alone; a SIGTERM handler of someone else's (Ray's) is taken over for the run."""
+    seen: list[tuple[object, object]] = []
 
-    def own(signum, frame):  # a notebook kernel's, say
+    def own(signum, frame):
         pass
 
     def caller(messages) -> CallResult:
-        seen.append(signal.getsignal(signal.SIGINT))
+        seen.append((signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)))
         return CallResult("<order>Video 2, Video 1</order>", None, 1)
 
-    previous = signal.signal(signal.SIGINT, own)
-    try:
-        run_jobs(jobs_for(["a", "b"], 2), caller, out=tmp_path / "p.jsonl", config="t", model="m")
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert seen == [own, own]
+    for i, sigterm in enumerate((signal.SIG_IGN, own)):
+        seen.clear()
+        out = tmp_path / f"p{i}.jsonl"
+        previous = signal.signal(signal.SIGINT, own), signal.signal(signal.SIGTERM, sigterm)
+        try:
+            run_jobs(jobs_for(["a"], 2), caller, out=out, config="text", model="m")
+        finally:
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
+        ((during_sigint, during_sigterm),) = seen
+        assert during_sigint is own
+        assert (during_sigterm is sigterm) == (sigterm is signal.SIG_IGN), sigterm
 
 
 def sigterm_run(
