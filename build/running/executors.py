@@ -10,6 +10,7 @@ picklable tasks and results: it is sent by reference to a spawned process or a R
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -63,7 +64,8 @@ class LocalExecutor:
         )
         try:
             for task in queue:
-                pending.add(pool.submit(fn, task, self.threads))
+                with _sigint_blocked():  # a worker this submit spawns starts deaf to Ctrl-C
+                    pending.add(pool.submit(fn, task, self.threads))
                 if len(pending) >= 2 * self.workers:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     yield from (f.result() for f in done)
@@ -74,6 +76,22 @@ class LocalExecutor:
             _stop_now(pool)
             raise
         pool.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread for the block. A worker is spawned inside ``submit``
+    and inherits the mask: it must not take Ctrl-C even before its initializer runs (one
+    still importing in ``spawn_main`` printed a traceback). A Ctrl-C meanwhile waits for
+    the block's end here, so the driver still gets it."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _start_worker(parent: int) -> None:
