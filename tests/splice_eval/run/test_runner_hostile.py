@@ -409,6 +409,16 @@ def named_jobs(names: list[str]) -> list[jobs.RowJob]:
     return [jobs.RowJob(name, 2, lambda name=name: name) for name in names]
 
 
+def answering(given: list[str]) -> Callable[[str], CallResult]:
+    """A caller for ``named_jobs`` that records each row it answers in ``given``."""
+
+    def caller(video_id: str) -> CallResult:
+        given.append(video_id)
+        return CallResult("<order>Video 2, Video 1</order>", None, 1)
+
+    return caller
+
+
 def interrupt_at(code: CodeType, line: int) -> tuple[Callable, list[int]]:
     """A trace function for this thread that raises KeyboardInterrupt the first time
     ``code`` reaches ``line``: Ctrl-C landing exactly there (a trace function's exception
@@ -444,11 +454,7 @@ def test_ctrl_c_anywhere_while_collecting_keeps_every_answer_given(tmp_path):
     landed_at = []
     for i, (code, line) in enumerate(lines):
         given: list[str] = []
-
-        def caller(video_id: str, given: list[str] = given) -> CallResult:
-            given.append(video_id)
-            return CallResult("<order>Video 2, Video 1</order>", None, 1)
-
+        caller = answering(given)
         names = [f"v{k}" for k in range(6)]
         out = tmp_path / f"p{i}.jsonl"
         trace, landed = interrupt_at(code, line)
@@ -478,13 +484,13 @@ def test_a_signal_is_raised_between_the_loops_steps(signum, raised, tmp_path):
     would end the test process."""
     given: list[str] = []
     during: list[object] = []
+    answer = answering(given)
 
     def caller(video_id: str) -> CallResult:
-        given.append(video_id)
         during.append(signal.getsignal(signum))
-        if len(given) == 3 and during[-1] is not before:
+        if len(given) == 2 and during[-1] is not before:
             signal.raise_signal(signum)  # the process gets it; the main thread runs the handler
-        return CallResult("<order>Video 2, Video 1</order>", None, 1)
+        return answer(video_id)
 
     names = [f"v{k}" for k in range(40)]
     out = tmp_path / "p.jsonl"
@@ -513,14 +519,10 @@ def test_ctrl_c_while_the_next_row_is_read_stops_at_once(tmp_path):
         time.sleep(60)  # a stalled read, cut short only by the interrupt
         yield from named_jobs(["b"])
 
-    def caller(video_id: str) -> CallResult:
-        given.append(video_id)
-        return CallResult("<order>Video 2, Video 1</order>", None, 1)
-
     out = tmp_path / "p.jsonl"
     started = time.monotonic()
     with python_sigint(), pytest.raises(KeyboardInterrupt):
-        run_jobs(stalled_rows(), caller, out=out, config="text", model="m")
+        run_jobs(stalled_rows(), answering(given), out=out, config="text", model="m")
     assert time.monotonic() - started < 30
     assert [p.video_id for p in read_predictions(out)] == ["a"]
 
