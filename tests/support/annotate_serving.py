@@ -89,23 +89,70 @@ def handlers(opener: urllib.request.OpenerDirector, url: str) -> dict[str, int]:
     return out
 
 
-def run_event(
-    opener: urllib.request.OpenerDirector, url: str, fn: int, data: list, session: str
-) -> dict:
-    """One event through Gradio's queue, as the page sends it (the session named by the
-    hash the client chooses); the ``process_completed`` message it ends with."""
-    body = json.dumps({"data": data, "fn_index": fn, "session_hash": session}).encode()
-    join = urllib.request.Request(
-        url + "/gradio_api/queue/join", body, {"Content-Type": "application/json"}
+def logged_in(url: str, user: str, password: str) -> urllib.request.OpenerDirector:
+    """A client holding ``user``'s login cookie, as a browser does after the login form."""
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    data = urllib.parse.urlencode({"username": user, "password": password}).encode()
+    with browser.open(url + "/login", data, timeout=30) as response:
+        assert response.status == 200
+    return browser
+
+
+def status_of(opener: urllib.request.OpenerDirector, url: str | urllib.request.Request) -> int:
+    """The status of a request (the body read whole), a refusal's included."""
+    try:
+        with opener.open(url, timeout=30) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def post_json(url: str, body: dict) -> urllib.request.Request:
+    return urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
     )
-    event_id = json.loads(opener.open(join, timeout=30).read())["event_id"]
+
+
+def join(opener: urllib.request.OpenerDirector, url: str, fn: int, data: list, session: str) -> str:
+    """An event put in Gradio's queue for ``session``, as the page sends it; its id."""
+    body = {"data": data, "fn_index": fn, "session_hash": session}
+    request = post_json(url + "/gradio_api/queue/join", body)
+    return json.loads(opener.open(request, timeout=30).read())["event_id"]
+
+
+def completed(
+    opener: urllib.request.OpenerDirector, url: str, session: str, event_ids: set[str]
+) -> dict[str, dict]:
+    """The ``process_completed`` messages of ``event_ids``, read from the session's stream."""
     stream = url + "/gradio_api/queue/data?" + urllib.parse.urlencode({"session_hash": session})
+    out: dict[str, dict] = {}
     with opener.open(stream, timeout=120) as response:
         for line in response:
             if line.startswith(b"data: "):
                 message = json.loads(line[6:])
                 if message.get("msg") == "process_completed" and (
-                    message.get("event_id") == event_id
+                    message.get("event_id") in event_ids
                 ):
-                    return message
-    raise AssertionError(f"event {fn} of session {session} never completed")
+                    out[message["event_id"]] = message
+                    if len(out) == len(event_ids):
+                        return out
+    raise AssertionError(f"events {event_ids - set(out)} of session {session} never completed")
+
+
+def run_event(
+    opener: urllib.request.OpenerDirector, url: str, fn: int, data: list, session: str
+) -> dict:
+    """One event through Gradio's queue, as the page sends it (the session named by the
+    hash the client chooses); the ``process_completed`` message it ends with."""
+    event_id = join(opener, url, fn, data, session)
+    return completed(opener, url, session, {event_id})[event_id]
+
+
+def file_urls(message: object) -> list[str]:
+    """The ``/file=`` addresses an event's message hands the page (its clips)."""
+    if isinstance(message, dict):
+        return [u for v in message.values() for u in file_urls(v)]
+    if isinstance(message, list):
+        return [u for v in message for u in file_urls(v)]
+    return [message] if isinstance(message, str) and "/file=" in message else []

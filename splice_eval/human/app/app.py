@@ -6,8 +6,8 @@ The page is built from the package alone (``package.read_package``) and an
 Files are served only from the clip folders (``allowed_paths``), the key is blocked as
 well, and the event handlers are hidden from Gradio's API page. With passwords the
 logged-in user is the annotator: every handler acts for ``request.username`` and refuses
-a page state (a session) that is someone else's, and a clip path is served only inside
-the user's own folder (``guard``).
+a page state (a session) that is someone else's, and, beneath the handlers, every
+session, event and file is bound to the user who owns it (``guard``).
 """
 
 import hmac
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .form import FormError, cell_from_form, form_from_cell
-from .guard import OwnFolderOnly
+from .guard import OwnSessionsOnly
 from .layout import KEY_NAME
 from .package import Package, Task
 from .store import AnswerStore
@@ -223,17 +223,15 @@ def launch(
     warnings: tuple[str, ...] = (),
 ) -> Any:
     """Serve the page; files only from the clip folders, never the key or anything else;
-    with ``passwords``, a clip path only inside the logged-in annotator's folder."""
+    with ``passwords``, each session, event and file only to the annotator it is bound to."""
     gr = _gradio()
     demo = build_app(package, store, login=bool(passwords), warnings=warnings)
-    auth: Callable[[str, str], bool] | None = None
-    app_kwargs: dict[str, Any] = {}
-    if passwords:
-        from starlette.middleware import Middleware
+    from starlette.middleware import Middleware
 
-        folders = {name: package.folder_of(name) for name in package.tasks}
-        guard = Middleware(OwnFolderOnly, root=package.root, folders=folders)
-        app_kwargs["middleware"] = [guard]
+    auth: Callable[[str, str], bool] | None = None
+    folders = {name: package.folder_of(name) for name in package.tasks} if passwords else None
+    app_kwargs = {"middleware": [Middleware(OwnSessionsOnly, folders=folders)]}
+    if passwords:
 
         def auth(user: str, password: str) -> bool:
             return user in passwords and hmac.compare_digest(

@@ -27,6 +27,8 @@ VENDORED = (
     "splice_eval.human.app",
     "splice_eval.human.app.layout",
     "splice_eval.human.app.form",
+    "splice_eval.human.app.claims",
+    "splice_eval.human.app.owners",
     "splice_eval.human.app.guard",
     "splice_eval.human.app.package",
     "splice_eval.human.app.store",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import configparser
 import csv
 import ctypes
-import json
 import multiprocessing
 import os
 import signal
@@ -31,24 +30,15 @@ from splice_eval.human.app.package import read_package
 from splice_eval.human.app.space import write_space
 from splice_eval.human.app.store import AnswerStore
 from tests.support.annotate_serving import (
-    export_package,
     free_port,
     get,
-    handlers,
-    run_event,
+    logged_in,
     served,
+    status_of,
 )
 from tests.support.one_line_errors import assert_one_line, splice_without
 from tests.support.paths import REPO
 from tests.support.terminal import terminal_sigint
-
-
-@pytest.fixture(scope="module")
-def package(demo_build, tmp_path_factory) -> tuple[Path, dict]:
-    """A real export (read-only for the tests: each copies or writes answers elsewhere)."""
-    root = tmp_path_factory.mktemp("annotate-app") / "packages"
-    return root, export_package(demo_build, root)
-
 
 # --- the form -------------------------------------------------------------------------
 
@@ -179,69 +169,23 @@ def test_passwords_file_and_login(package, tmp_path):
             assert b"put the parts in order" in response.read()
 
 
-def _logged_in(url: str, user: str, password: str) -> urllib.request.OpenerDirector:
-    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-    data = urllib.parse.urlencode({"username": user, "password": password}).encode()
-    with browser.open(url + "/login", data, timeout=30) as response:
-        assert response.status == 200
-    return browser
-
-
-def _status(opener: urllib.request.OpenerDirector, url: str) -> int:
-    try:
-        with opener.open(url, timeout=30) as response:
-            response.read()
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-
-
 def test_a_logged_in_annotator_fetches_only_their_own_clips_by_path(package, tmp_path):
     """B1's captioned parts of a video A1 orders as video only would undo the modality
     flip: with passwords a clip path is served only inside the user's own folder."""
     root, key = package
     clip = {name: next((root / name).rglob("random_part_1.mp4")) for name in ("A1", "B1")}
     with served(root, tmp_path / "answers", {"A1": "kiwi", "B1": "pie"}) as url:
-        a1 = _logged_in(url, "A1", "kiwi")
-        b1 = _logged_in(url, "B1", "pie")
+        a1 = logged_in(url, "A1", "kiwi")
+        b1 = logged_in(url, "B1", "pie")
         for prefix in ("/gradio_api/file=", "/gradio_api/file/"):
-            assert _status(a1, url + prefix + str(clip["A1"])) == 200  # one's own: served
-            assert _status(a1, url + prefix + str(clip["B1"])) == 403
-            assert _status(b1, url + prefix + str(clip["A1"])) == 403
-            assert _status(b1, url + prefix + str(clip["B1"])) == 200
+            assert status_of(a1, url + prefix + str(clip["A1"])) == 200  # one's own: served
+            assert status_of(a1, url + prefix + str(clip["B1"])) == 403
+            assert status_of(b1, url + prefix + str(clip["A1"])) == 403
+            assert status_of(b1, url + prefix + str(clip["B1"])) == 200
             relative = os.path.relpath(clip["B1"])  # the same file named from the cwd
-            assert _status(a1, url + prefix + relative) == 403
+            assert status_of(a1, url + prefix + relative) == 403
         anonymous = urllib.request.build_opener()
-        assert _status(anonymous, url + "/gradio_api/file=" + str(clip["A1"])) in (401, 403)
-
-
-def test_a_session_hash_does_not_make_one_annotator_another(package, tmp_path):
-    """A1, logged in, sends B1's session hash with a submit: the handler acts for the
-    logged-in user only, so B1.csv is not written and B1's page is not sent back."""
-    root, _ = package
-    answers = tmp_path / "answers"
-    tasks = read_package(root).tasks
-    n_max = max(len(t.clips) for ts in tasks.values() for t in ts)
-
-    def form(annotator: str) -> list:  # a valid answer to the annotator's first folder
-        n = len(tasks[annotator][0].clips)
-        return [None, False, *range(1, n + 1), *[None] * (n_max - n)]  # state, unknown, positions
-
-    with served(root, answers, {"A1": "kiwi", "B1": "pie"}) as url:
-        a1, b1 = _logged_in(url, "A1", "kiwi"), _logged_in(url, "B1", "pie")
-        fn = handlers(b1, url)
-        opened = run_event(b1, url, fn["load"], [None], "b1-session")
-        assert opened["success"] and "**B1**: 0 of 3 answered" in json.dumps(opened["output"])
-        forged = run_event(a1, url, fn["submit"], form("B1"), "b1-session")
-        assert not forged["success"]
-        assert "not the logged-in annotator" in json.dumps(forged["output"])
-        assert "**B1**" not in json.dumps(forged["output"])
-        assert list(answers.glob("*.csv")) == []
-        # the same submit in A1's own session is saved, as A1's
-        assert run_event(a1, url, fn["load"], [None], "a1-session")["success"]
-        own = run_event(a1, url, fn["submit"], form("A1"), "a1-session")
-        assert own["success"] and "Saved folder" in json.dumps(own["output"])
-    assert sorted(p.name for p in answers.glob("*.csv")) == ["A1.csv"]
+        assert status_of(anonymous, url + "/gradio_api/file=" + str(clip["A1"])) in (401, 403)
 
 
 def test_a_page_state_belongs_to_the_logged_in_user():

@@ -290,6 +290,7 @@ def test_with_passwords_each_annotator_logs_in_as_themselves(demo_build, tmp_pat
         sync_api.expect(page.locator("#progress")).to_contain_text("B1: 0 of 3 answered")
         assert not page.locator("#annotator").is_visible()  # no choosing someone else
         heading(page, b1[0])
+        assert play(page) > 0  # the clips handed to B1's page are B1's to fetch (guard)
         answer(page, truth[b1[0]])
         saved(page, b1[0])
     assert outside == []
