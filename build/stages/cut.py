@@ -1,9 +1,11 @@
 """Stage 4, cut: one frame-exact H.264 clip per annotated step, from one decode pass.
 
 Exactness rule (the issue's): a clip starts with the first source frame at or after its
-step's start and holds no frame at or after its end. Boundaries are compared in pts as exact
-fractions (the start rounded up to a whole pts), never as float seconds; so are the output
-slots, which end before the step's exact end even where they fall between source ticks.
+step's start and holds no frame at or after its end; a step ending within ``ROUNDING`` of
+where the next starts shares that one boundary (`frames.step_bounds`). Boundaries are
+compared in pts as exact fractions (the start rounded up to a whole pts), never as float
+seconds; so are the output slots, which end before the step's exact end even where they
+fall between source ticks.
 
 Output timing: clips are constant frame rate at the source's average rate (or the
 requested ``fps``, never above the source's), with timestamps from 0. Each output slot k
@@ -51,6 +53,7 @@ from splice_build.stages.frames import (
     exact_seconds,
     open_video,
     source_rate,
+    step_bounds,
     to_seconds,
 )
 
@@ -230,6 +233,7 @@ class _LaneJob:
     def __init__(self, probed, plan, out_dir, settings, threads, written):
         self.probed, self.plan, self.out_dir = probed, plan, out_dir
         self.settings, self.threads, self.written = settings, threads, written
+        self.bounds = step_bounds(probed.entry.steps)  # over all lanes' steps
         self.errors: dict[int, BaseException] = {}
         self._lock = threading.Lock()
 
@@ -245,11 +249,8 @@ class _LaneJob:
                 for index, step in steps:
                     if self._stopped(lane):
                         return
-                    self.written.append(
-                        _cut_step(
-                            reader, self.plan, index, step, self.out_dir, self.settings, self.probed
-                        )
-                    )
+                    bounds = self.bounds[index]
+                    self.written.append(_cut_step(reader, self, index, step, bounds))
         except (SkipVideo, *DECODE_ERRORS) as err:
             with self._lock:
                 self.errors[lane] = err
@@ -286,20 +287,15 @@ class _Plan:
 
 
 def _cut_step(
-    reader: FrameReader,
-    plan: _Plan,
-    index: int,
-    step: Step,
-    out_dir: Path,
-    settings: CutSettings,
-    probed: ProbedVideo,
+    reader: FrameReader, job: _LaneJob, index: int, step: Step, bounds: tuple[Fraction, Fraction]
 ) -> Clip:
     # The step's bounds stay exact (fractions of a tick): output slots fall between ticks when
     # the clip rate is not a whole number of ticks (15 fps on tree.avi's 1/14.99993 s ticks),
     # so they start less than a slot after the start and end before the end: the clip lasts
     # its step within one slot, as clipcheck requires, however the ticks round.
-    start = plan.origin + exact_seconds(step.start) / plan.time_base
-    end = plan.origin + exact_seconds(step.end) / plan.time_base
+    plan, out_dir, settings, probed = job.plan, job.out_dir, job.settings, job.probed
+    start = plan.origin + bounds[0] / plan.time_base  # `step_bounds`: exact, shared
+    end = plan.origin + bounds[1] / plan.time_base
     path = out_dir / clip_name(index)
     with atomic_path(path) as partial:
         encoder = _ClipEncoder(partial, plan, settings)

@@ -25,7 +25,7 @@ import bisect
 import heapq
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import BinaryIO
@@ -35,6 +35,7 @@ import av.container
 import av.stream
 
 from splice_build.errors import os_error_words
+from splice_build.records import ROUNDING, Step
 
 # When the container's index lists the keyframes (mp4, AVI), seek over a gap whenever a
 # keyframe lies more than SEEK_MARGIN_SECONDS past the decoder's position and before the
@@ -232,6 +233,22 @@ def exact_seconds(seconds: float) -> Fraction:
     that starts exactly at the boundary.
     """
     return Fraction(repr(float(seconds)))
+
+
+def step_bounds(steps: Sequence[Step]) -> list[tuple[Fraction, Fraction]]:
+    """Each step's exact (start, end) in source seconds, adjacent steps sharing one boundary.
+
+    A step that ends within `ROUNDING` of where the next starts touches it (as ingest and
+    validate judge): written 2.0000001 and 2.0, the two are float noise of one boundary, and
+    as two they would give the frame between them to both clips. The earlier of the two is
+    the boundary, so a frame on it opens the later step, as if it had been written exactly.
+    Computed over the whole video before its steps are split into lanes.
+    """
+    bounds = [[exact_seconds(s.start), exact_seconds(s.end)] for s in steps]
+    for here, after in zip(bounds, bounds[1:], strict=False):
+        if abs(here[1] - after[0]) <= ROUNDING:
+            here[1] = after[0] = min(here[1], after[0])
+    return [(start, end) for start, end in bounds]
 
 
 def to_pts(seconds: float, time_base: Fraction, origin: int) -> int:

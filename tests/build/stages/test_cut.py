@@ -402,6 +402,19 @@ def test_constant_rate_sources_are_cut_one_to_one(tmp_path):
         assert [read_index(f) for f in clip_frames(clip.path)] == _expected(frames, start, stop)
 
 
+@pytest.mark.parametrize("noise", [1e-7, -1e-7], ids=["overlap", "gap"])
+def test_boundaries_within_the_rounding_are_one_boundary(tmp_path, noise):
+    """A step ending 1e-7 s after (or before) the next starts, on a frame (2.0 s at 10 fps):
+    float noise, one boundary; the frame there opens the later clip only, whichever lane
+    cuts each step."""
+    src = write_video(tmp_path / "cfr.mp4", n_frames=50, fps=10)
+    segments = [(0.5, 2.0 + noise), (2.0, 3.0 + noise), (3.0, 4.0)]
+    _, cut = _cut(src, tmp_path, segments)
+    shown = [[read_index(f) for f in clip_frames(clip.path)] for clip in cut.clips]
+    assert shown == [list(range(5, 20)), list(range(20, 30)), list(range(30, 40))]
+    check_clips(cut, DEFAULT.tolerance)  # and the worker commits them
+
+
 # Where the stored picture's top-left corner is seen once the display matrix is applied
 # (a player turns it counterclockwise by the rotation FFmpeg reports).
 SEEN_CORNER = {-90: "top-right", 90: "bottom-left", 180: "bottom-right"}
