@@ -105,8 +105,9 @@ class OwnSessionsOnly:
             return claims.refused
         if claims.file is not None and not owners.may_fetch(claims.file, user):
             return "File not allowed: not handed to your page."
-        if not all(owners.claim_session(s, user) for s in claims.sessions):
-            return "Not allowed: this session is another annotator's."
+        for session in claims.sessions:
+            if reason := owners.session_refusal(session, user):
+                return reason
         if not all(owners.owns_event(e, user) for e in claims.events):
             return "Not allowed: not an event of yours."
         return None

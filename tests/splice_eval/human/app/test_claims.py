@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from splice_eval.human.app import owners as owners_module
 from splice_eval.human.app.claims import api_route, handed_files, minted_event, request_claims
 from splice_eval.human.app.owners import Owners
 
@@ -55,14 +56,29 @@ def test_a_response_hands_out_its_files_and_its_event():
 
 def test_owners_bind_on_first_use(tmp_path):
     owners = Owners({"A1": tmp_path / "A1", "B1": tmp_path / "B1"})
-    assert owners.claim_session("s", "A1") and not owners.claim_session("s", "B1")
-    assert owners.claim_session("s", "A1")
+    assert owners.session_refusal("s", "A1") is None
+    assert "another annotator's" in owners.session_refusal("s", "B1")
+    assert owners.session_refusal("s", "A1") is None
     owners.mint_event("e", "A1")
     assert owners.owns_event("e", "A1") and not owners.owns_event("e", "B1")
     assert not owners.owns_event("unknown", "A1")
-    assert not owners.claim_session("e", "B1")  # the session Gradio names after the event
+    assert owners.session_refusal("e", "B1")  # the session Gradio names after the event
     cached = tmp_path / "cache" / "part_1.mp4"
     owners.hand([cached], "A1")
     assert owners.may_fetch(cached, "A1") and not owners.may_fetch(cached, "B1")
     own = (tmp_path / "B1" / "video" / "1" / "random_part_1.mp4").resolve()
     assert owners.may_fetch(own, "B1") and not owners.may_fetch(own, "A1")
+
+
+def test_owners_memory_is_bounded_per_user(tmp_path, monkeypatch):
+    monkeypatch.setattr(owners_module, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(owners_module, "MAX_EVENTS", 2)
+    owners = Owners({})
+    assert [owners.session_refusal(f"s{i}", "A1") for i in range(3)] == [None] * 3
+    assert "over 3 pages" in owners.session_refusal("s3", "A1")
+    assert owners.session_refusal("s0", "A1") is None  # one's own still works
+    assert owners.session_refusal("t0", "B1") is None  # and others' cap is their own
+    for event in ("e1", "e2", "e3"):
+        owners.mint_event(event, "A1")
+    assert [owners.owns_event(e, "A1") for e in ("e1", "e2", "e3")] == [False, True, True]
+    assert len(owners.events) == 2
