@@ -46,12 +46,15 @@ class Owners:
         return None if owner == user else "Not allowed: this session is another annotator's."
 
     def mint_event(self, event: str, user: str) -> None:
-        if self.events.setdefault(event, user) != user:
+        """``event`` is ``user``'s, unless it is someone's already (its id comes back in
+        every message of its stream)."""
+        if event in self.events:
             return
+        self.events[event] = user
         newest = self.minted.setdefault(user, deque())
         newest.append(event)
         if len(newest) > MAX_EVENTS:
-            del self.events[newest.popleft()]
+            self.events.pop(newest.popleft(), None)
 
     def owns_event(self, event: str, user: str) -> bool:
         """Only events the user's own joins minted; an unknown id is nobody's."""

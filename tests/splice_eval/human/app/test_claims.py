@@ -78,7 +78,8 @@ def test_owners_memory_is_bounded_per_user(tmp_path, monkeypatch):
     assert "over 3 pages" in owners.session_refusal("s3", "A1")
     assert owners.session_refusal("s0", "A1") is None  # one's own still works
     assert owners.session_refusal("t0", "B1") is None  # and others' cap is their own
-    for event in ("e1", "e2", "e3"):
+    for event in ("e1", "e1", "e2", "e2", "e3", "e3"):  # a stream repeats its event's id
         owners.mint_event(event, "A1")
+    owners.mint_event("e3", "B1")
     assert [owners.owns_event(e, "A1") for e in ("e1", "e2", "e3")] == [False, True, True]
     assert len(owners.events) == 2
