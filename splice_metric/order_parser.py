@@ -21,11 +21,13 @@ def word_alternatives(*words: str, before: str = "a-z0-9") -> str:
     return "|".join(rf"{word}(?<![{before}].{{{len(word)}}})" for word in words)
 
 
+_WORD = r"\w"
 _TAG = re.compile(r"<\s*/?\s*order\s*>")
 _CLIP_WORD = (
     rf"(?:{word_alternatives('random_part', 'video', 'clip', 'part', 'segment')})[\s_#:.-]*"
 )
 _REFERENCE = re.compile(rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9])")
+_NUMBERED_REFERENCE = re.compile(rf"{_CLIP_WORD}\d")
 _LABEL_MAX = 18  # digits: a longer number is no clip label (and int() refuses 4,300)
 
 
@@ -72,12 +74,55 @@ def parse_order(text: str | None) -> list[int] | None:
     """
     if not isinstance(text, str):
         return None
-    text = text.lower()  # every pattern is lower case: case-sensitive scans are far faster
+    text = _after_thinking(text.lower())  # lower case: case-sensitive scans are far faster
+    if text is None:
+        return None
     parts = _TAG.split(text)
     blocks = [block for block in parts[1::2] if block.strip()]  # between paired tags
     if len(parts) == 1:
-        return _read(text, _UNTAGGED)
-    return _read(blocks[-1], _TAGGED) if blocks else None
+        order = _read(text, _UNTAGGED)
+        return None if order and _offers_another(text, _last_cue(text)) else order
+    tail = parts[-1] if len(parts) % 2 else ""  # after the last closing tag
+    if _STATEMENT.search(tail) and (later := _final_statement(tail)):
+        blocks.append(tail)  # a correction after the tags: the last committed answer
+        order = later
+    else:
+        order = _read(blocks[-1], _TAGGED) if blocks else None
+    return None if order and _offers_another(tail, _last_cue(tail)) else order
+
+
+_THINK = re.compile(r"<\s*(/?)\s*think(?:ing)?\s*>")
+
+
+def _after_thinking(text: str) -> str | None:
+    """The answer after the last ``</think>``: a draft in a thinking block is no answer, and
+    an unclosed one (no answer after it) leaves nothing to read."""
+    last = None
+    for last in _THINK.finditer(text):  # noqa: B007 (the last one is wanted)
+        pass
+    if last is None:
+        return text
+    return text[last.end() :] if last.group(1) else None
+
+
+# "... Alternatively, Video 2, Video 1, Video 3": a second candidate order, offered after the
+# answer, leaves the answer uncommitted
+_ALTERNATIVE = re.compile(
+    rf"(?:{word_alternatives('alternatively', 'alternative', 'otherwise', 'or', before=_WORD)})"
+    rf"\b[^.\n]{{0,60}}?(?:{_CLIP_WORD}(?:\d+|[a-z])\b|\d+[ \t]*(?:,|->|→|>|-)[ \t]*\d)"
+)
+
+
+def _offers_another(text: str, start: int) -> bool:
+    return _ALTERNATIVE.search(text, start) is not None
+
+
+def _last_cue(text: str) -> int:
+    """Where the last stated order starts (0 when none is stated)."""
+    start = 0
+    for cue in _STATEMENT.finditer(text):
+        start = cue.start()
+    return start
 
 
 def _read(block: str, readers: tuple) -> list[int] | None:
@@ -107,7 +152,7 @@ _QUOTE = r"[\"'`*]*"
 # "Video 1: 3", "Video 1 = 3", "Video 1 - third", "Video 1 is in position 3", '"Video 1": "3rd"'
 _PAIR = re.compile(
     rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9]){_QUOTE}[)\]]?[ \t]*"
-    rf"(?:[:=|]|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b))[ \t]*"
+    rf"(?:[:=|]|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b)|(?=\())[ \t]*"
     rf"(?:(?:in|at|the)[ \t]+){{0,2}}{_QUOTE}[(\[]?(?P<word>(?:position|place|step|no\.?|#)[ \t]*)?"
     rf"(?P<pos>\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)}|last)(?!\w|\.\d)"
     r"(?:[ \t]+(?:position|place))?"
@@ -238,6 +283,121 @@ def _from_references(block: str, listed: bool = False) -> list[int] | None:
     return None if listed and order and len(set(order)) < len(order) else order
 
 
+# --- items, one clip each, perhaps captioned ---------------------------------------------------
+
+# "1. Video 2 - [clean bathtub]", "second: Video 1", "Video 3 (rinse the pot)": an item is a
+# clip named after an optional marker, then nothing, or a caption after "-", ":" or a bracket
+_MARK_WORDS = "|".join(_ORDINALS)
+_LEAD = re.compile(
+    r"[ \t]*(?:(?:and|then|next|finally)\b[ \t]*)?(?:[-*•#>]+[ \t]*)?"
+    rf"(?:\(?(?:(?:step|position|place)[ \t]*)?(?P<mark>\d{{1,3}}|{_MARK_WORDS})(?:st|nd|rd|th)?"
+    r"[ \t]*[.):–—-][ \t]*)?[*\"'`]*"
+)
+_CAPTION = re.compile(r"[*\"'`]*[ \t]*(?:[-–—:(\[]|$)")
+_PLAIN = re.compile(r"[\s,;|>→⟶➔*()\[\]\"'`.–—-]*")
+# what parts two items of a line: the first's caption, a separator, the next one's marker
+_BETWEEN = re.compile(r"(?P<body>.*)(?:[,;|]|->|→|=>|\bthen\b|\band\b)(?P<lead>[^,;|>→]*)")
+_POSITION_ONLY = re.compile(
+    rf"\s*(?:(?:position|place|step)\s*)?(?:\d+(?:st|nd|rd|th)?|{_MARK_WORDS}|last)\s*"
+)
+_CLOSE = {"[": "]", "(": ")"}
+
+
+def _blank_captions(block: str) -> str | None:
+    """The block with each bracketed caption after a clip ("Video 2 - [cut 3, Video 4]")
+    blanked, so that nothing in it is read; None when one is a position ("Video 3 (2nd)")
+    that _from_pairs did not read as one of a full set. Each bracket is scanned once."""
+    out, pos = [], 0
+    for ref in _CAPTIONED.finditer(block):
+        if ref.start() < pos:  # inside a caption already blanked
+            continue
+        opened = ref.end() - 1
+        depth, end = 0, len(block)
+        for at in range(opened, len(block)):
+            char = block[at]
+            depth += char in _CLOSE
+            depth -= char in ")]"
+            if depth == 0 or char == "\n":
+                end = at
+                break
+        if _POSITION_ONLY.fullmatch(block, opened + 1, end):
+            return None
+        out += [block[pos : opened + 1], "~" * (end - opened - 1)]  # read as caption text
+        pos = end
+    return "".join(out) + block[pos:]
+
+
+_CAPTIONED = re.compile(
+    rf"{_CLIP_WORD}(?:\d+|[a-z])(?![a-z0-9])[*\"'`]*[ \t]*(?:[-–—:][ \t]*)?[\[(]"
+)
+
+
+def _from_items(block: str) -> list[int] | None:
+    """The order of a list of items: one clip per item, items parted by a separator or a
+    line, each perhaps after a marker (``1.``, ``1)``, ``second:``: then a position, and the
+    clips are placed by it) and before a caption (free text, read as nothing). Claimed only
+    when some item has a caption or a marker; a list restated as presented (1..k) before
+    another counts as no answer, and two different lists leave the answer unparsed."""
+    text = _blank_captions(block)
+    if text is None:
+        return []
+    numbered = _NUMBERED_REFERENCE.search(text) is not None
+    runs: list[list[tuple[str, str | None]]] = []
+    run: list[tuple[str, str | None]] = []
+    claimed = False
+    for line in text.splitlines():
+        refs = [m for m in _REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
+        if not refs:
+            if line.strip():
+                runs, run = runs + [run], []
+            continue
+        lead = _LEAD.fullmatch(line, 0, refs[0].start())
+        if lead is None:  # prose before the first item: a list that starts mid-line
+            runs, run = runs + [run], []
+        items = [(refs[0].group(1), lead and lead.group("mark"))]
+        for left, right in zip(refs, refs[1:], strict=False):
+            between = _BETWEEN.fullmatch(line, left.end(), right.start())
+            next_lead = between and _LEAD.fullmatch(between.group("lead"))
+            if not between or not next_lead:
+                return [] if _CAPTION.match(line, left.end()) else None
+            claimed |= _caption_kind(between.group("body")) == "caption"
+            items.append((right.group(1), next_lead.group("mark")))
+        kind = _caption_kind(line[refs[-1].end() :])
+        if kind == "prose":
+            return None
+        claimed |= kind == "caption" or any(mark for _, mark in items)
+        run += items
+    runs = [r for r in [*runs, run] if len(r) > 1]
+    orders = [_run_order(r) for r in runs] if claimed else []
+    if not orders:
+        return None
+    final = orders[-1]
+    earlier = [o for o in orders[:-1] if o != final]
+    return final if all(o == sorted(o) for o in earlier) and final is not None else []
+
+
+def _caption_kind(body: str) -> str:
+    if _PLAIN.fullmatch(body):
+        return "plain"
+    return "caption" if _CAPTION.match(body) else "prose"
+
+
+def _run_order(run: list[tuple[str, str | None]]) -> list[int] | None:
+    labels = _same_kind([clip for clip, _ in run])
+    marks = [mark for _, mark in run]
+    if labels is None or not any(marks):
+        return labels
+    if not all(marks):
+        return None
+    at = [_position(mark, len(run)) for mark in marks]
+    if sorted(at) != list(range(1, len(run) + 1)):
+        return None
+    order = [0] * len(run)
+    for label, place in zip(labels, at, strict=True):
+        order[place - 1] = label
+    return order
+
+
 # --- labels in a row --------------------------------------------------------------------------
 
 # a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
@@ -258,6 +418,8 @@ def _from_sequence(block: str) -> list[int] | None:
 
 
 def _from_lines(block: str) -> list[int] | None:
+    if _NUMBERED_REFERENCE.search(block):  # "1) Video 3": the number is a marker (_from_items)
+        return None
     starts = [_LINE_START.match(line) for line in block.splitlines() if line.strip()]
     return _same_kind([m.group(1) for m in starts]) if len(starts) > 1 and all(starts) else None
 
@@ -266,11 +428,17 @@ def _from_lines(block: str) -> list[int] | None:
 
 _CUE_WORD = word_alternatives("order", "answer", "sequence", before=r"\w")
 _MODAL = word_alternatives("should", "must", "would", "will", before=r"\w")
+_IT_IS = word_alternatives("it's", "it is", "that's", before=_WORD)  # "that's wrong: it's 3,1,2"
 _CUE = (
     rf"(?:{_CUE_WORD})\b[^.:\n]{{0,40}}?(?:\bis\b|\bbe\b|:)"
     rf"|(?:{_MODAL})"
     r"[ \t]+(?:actually[ \t]+|rather[ \t]+)?be\b|:"
+    rf"|(?:{_IT_IS})[ \t]+(?:actually[ \t]+)?"
 )
+# "the clips are presented as: Video 1, Video 2, Video 3": the order shown, not an answer
+_SHOWN_WORDS = ("presented", "shown", "given", "provided", "input", "shuffled", "appear")
+_PRESENTED = re.compile(rf"(?:{word_alternatives(*_SHOWN_WORDS, before=_WORD)})\b")
+_PRESENTED_SPAN = 80  # characters before a cue where its sentence may say so
 _LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
 # a cue followed by a label: cues with none after them (a remark) are passed over in C
 _STATEMENT = re.compile(rf"(?:{_CUE})(?={_LABEL_FIRST})")
@@ -287,7 +455,8 @@ def _final_statement(block: str) -> list[int] | None:
     for cue in _STATEMENT.finditer(block):
         at = bisect.bisect_left(ends, cue.end())
         end = ends[at] if at < len(ends) else len(block)
-        if end - cue.end() <= _STATEMENT_MAX:
+        begin = max(ends[at - 1] if at else 0, cue.start() - _PRESENTED_SPAN)
+        if end - cue.end() <= _STATEMENT_MAX and not _PRESENTED.search(block, begin, cue.end()):
             text = block[cue.end() : end]
             if text not in read:  # a looping answer's statements are read once
                 read[text] = _from_sequence(_REFERENCE.sub(r" \1 ", text))
@@ -297,6 +466,14 @@ def _final_statement(block: str) -> list[int] | None:
     return order if settled and sorted(order) == list(range(1, len(order) + 1)) else None
 
 
-_TAGGED = (_from_json, _from_pairs, _from_references, _from_sequence, _from_lines)
+_TAGGED = (_from_json, _from_pairs, _from_items, _from_references, _from_sequence, _from_lines)
 _LISTED = functools.partial(_from_references, listed=True)  # each clip named once, as one list
-_UNTAGGED = (_from_json, _from_pairs, _from_sequence, _from_lines, _final_statement, _LISTED)
+_UNTAGGED = (
+    _from_json,
+    _from_pairs,
+    _from_sequence,
+    _from_lines,
+    _final_statement,
+    _from_items,
+    _LISTED,
+)

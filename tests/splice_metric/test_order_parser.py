@@ -163,9 +163,10 @@ REASONING = (
         ),
         # the last stated order counts (reasoning often tries one first)
         ("At first the order seems to be 1, 2, 3. Looking again, the order is 3, 1, 2.", [3, 1, 2]),
-        # the tags still win over everything around them
+        # the tags win over what comes before them
         (REASONING + "The order is 1, 2, 3. <order>Video 3, Video 1, Video 2</order>", [3, 1, 2]),
-        ("<order>Video 2, Video 1</order>\nFinal answer: 1-2", [2, 1]),
+        # issue 40: an order stated after the tags corrects them (the last committed answer)
+        ("<order>Video 2, Video 1</order>\nFinal answer: 1-2", [1, 2]),
         ("<order>3-1-2</order>", [3, 1, 2]),
         # bare forms
         ("Video 2 -> Video 1 -> Video 3", [2, 1, 3]),
