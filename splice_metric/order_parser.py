@@ -296,7 +296,7 @@ _LEAD = re.compile(
 _CAPTION = re.compile(r"[*\"'`]*[ \t]*(?:[-–—:(\[]|$)")
 _PLAIN = re.compile(r"[\s,;|>→⟶➔*()\[\]\"'`.–—-]*")
 # what parts two items of a line: the first's caption, a separator, the next one's marker
-_BETWEEN = re.compile(r"(?P<body>.*)(?:[,;|]|->|→|=>|\bthen\b|\band\b)(?P<lead>[^,;|>→]*)")
+_SEPARATOR = re.compile(r"[,;|]|->|→|=>|\bthen\b|\band\b")
 _POSITION_ONLY = re.compile(
     rf"\s*(?:(?:position|place|step)\s*)?(?:\d+(?:st|nd|rd|th)?|{_MARK_WORDS}|last)\s*"
 )
@@ -342,38 +342,51 @@ def _from_items(block: str) -> list[int] | None:
     if text is None:
         return []
     numbered = _NUMBERED_REFERENCE.search(text) is not None
-    runs: list[list[tuple[str, str | None]]] = []
-    run: list[tuple[str, str | None]] = []
-    claimed = False
+    runs: list[list[tuple[str, str | None]]] = [[]]
+    claimed = prose_last = False
     for line in text.splitlines():
         refs = [m for m in _REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
-        if not refs:
-            if line.strip():
-                runs, run = runs + [run], []
+        got = _line_items(line, refs) if refs else None
+        if got == "refused":
+            return []
+        if got is None:  # a line of prose (or a clip named in it) ends a list
+            runs.append([]) if line.strip() else None
+            prose_last = prose_last or bool(refs)
             continue
-        lead = _LEAD.fullmatch(line, 0, refs[0].start())
-        if lead is None:  # prose before the first item: a list that starts mid-line
-            runs, run = runs + [run], []
-        items = [(refs[0].group(1), lead and lead.group("mark"))]
-        for left, right in zip(refs, refs[1:], strict=False):
-            between = _BETWEEN.fullmatch(line, left.end(), right.start())
-            next_lead = between and _LEAD.fullmatch(between.group("lead"))
-            if not between or not next_lead:
-                return [] if _CAPTION.match(line, left.end()) else None
-            claimed |= _caption_kind(between.group("body")) == "caption"
-            items.append((right.group(1), next_lead.group("mark")))
-        kind = _caption_kind(line[refs[-1].end() :])
-        if kind == "prose":
-            return None
-        claimed |= kind == "caption" or any(mark for _, mark in items)
-        run += items
-    runs = [r for r in [*runs, run] if len(r) > 1]
-    orders = [_run_order(r) for r in runs] if claimed else []
+        items, captioned, mid_line = got
+        if mid_line:  # prose before the first item: a list that starts mid-line
+            runs.append([])
+        claimed |= captioned or any(mark for _, mark in items)
+        runs[-1] += items
+        prose_last = False
+    orders = [_run_order(run) for run in runs if len(run) > 1] if claimed else []
     if not orders:
         return None
     final = orders[-1]
-    earlier = [o for o in orders[:-1] if o != final]
-    return final if all(o == sorted(o) for o in earlier) and final is not None else []
+    shown = all(o is not None and (o == final or o == sorted(o)) for o in orders[:-1])
+    return final if shown and final is not None and not prose_last else []
+
+
+def _line_items(line: str, refs: list[re.Match]) -> Any:
+    """A line's items ([(clip, marker)], captioned?, starts mid-line?), None for prose, or
+    "refused" for a captioned line whose items cannot be told apart."""
+    lead = _LEAD.fullmatch(line, 0, refs[0].start())
+    items = [(refs[0].group(1), lead and lead.group("mark"))]
+    captioned = False
+    for left, right in zip(refs, refs[1:], strict=False):
+        cut = None  # the last separator between them (one pass: no backtracking)
+        for cut in _SEPARATOR.finditer(line, left.end(), right.start()):  # noqa: B007
+            pass
+        next_lead = cut and _LEAD.fullmatch(line, cut.end(), right.start())
+        kind = _caption_kind(line[left.end() : cut.start()]) if next_lead else "prose"
+        if kind == "prose":
+            return "refused" if _CAPTION.match(line, left.end()) else None
+        captioned |= kind == "caption"
+        items.append((right.group(1), next_lead.group("mark")))
+    kind = _caption_kind(line[refs[-1].end() :])
+    if kind == "prose":
+        return None
+    return items, captioned or kind == "caption", lead is None
 
 
 def _caption_kind(body: str) -> str:
