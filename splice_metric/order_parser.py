@@ -164,6 +164,7 @@ def _from_pairs(block: str) -> list[int] | None:
     """An order from a position given to each clip, when the block gives two or more: clip k
     at position p puts k at p (``Video 1: 3`` is clip 1 third). Positions that are not one
     per clip, 1..k, are refused: the clips' mention order is not what such an answer means."""
+    block = _blank_captions(block, keep_positions=True) or ""  # "[cut at 3:30]" is no pair
     pairs = [
         (m.group(1), m.group("pos"))
         for m in _PAIR.finditer(block)  # "Video 1 - 3" is as likely a sequence: no pair
@@ -303,10 +304,11 @@ _POSITION_ONLY = re.compile(
 _CLOSE = {"[": "]", "(": ")"}
 
 
-def _blank_captions(block: str) -> str | None:
+def _blank_captions(block: str, keep_positions: bool = False) -> str | None:
     """The block with each bracketed caption after a clip ("Video 2 - [cut 3, Video 4]")
-    blanked, so that nothing in it is read; None when one is a position ("Video 3 (2nd)")
-    that _from_pairs did not read as one of a full set. Each bracket is scanned once."""
+    blanked, so that nothing in it is read; a position ("Video 3 (2nd)") is kept for
+    _from_pairs, and after it (not one of a full set) leaves None. Each bracket is scanned
+    once."""
     out, pos = [], 0
     for ref in _CAPTIONED.finditer(block):
         if ref.start() < pos:  # inside a caption already blanked
@@ -321,8 +323,11 @@ def _blank_captions(block: str) -> str | None:
                 end = at
                 break
         if _POSITION_ONLY.fullmatch(block, opened + 1, end):
-            return None
-        out += [block[pos : opened + 1], "~" * (end - opened - 1)]  # read as caption text
+            if not keep_positions:
+                return None
+            out.append(block[pos:end])
+        else:
+            out += [block[pos : opened + 1], "~" * (end - opened - 1)]  # read as caption text
         pos = end
     return "".join(out) + block[pos:]
 
@@ -351,7 +356,7 @@ def _from_items(block: str) -> list[int] | None:
             return []
         if got is None:  # a line of prose (or a clip named in it) ends a list
             runs.append([]) if line.strip() else None
-            prose_last = prose_last or bool(refs)
+            prose_last = prose_last or bool(refs) or _STATEMENT.search(line) is not None
             continue
         items, captioned, mid_line = got
         if mid_line:  # prose before the first item: a list that starts mid-line
@@ -364,7 +369,9 @@ def _from_items(block: str) -> list[int] | None:
         return None
     final = orders[-1]
     shown = all(o is not None and (o == final or o == sorted(o)) for o in orders[:-1])
-    return final if shown and final is not None and not prose_last else []
+    if prose_last:  # clips named, or an order stated, after the list: not for this reader
+        return None
+    return final if shown and final is not None else []
 
 
 def _line_items(line: str, refs: list[re.Match]) -> Any:
@@ -486,7 +493,7 @@ _UNTAGGED = (
     _from_pairs,
     _from_sequence,
     _from_lines,
+    _from_items,  # before statements: a caption may hold a colon and numbers
     _final_statement,
-    _from_items,
     _LISTED,
 )
