@@ -348,7 +348,7 @@ def _from_items(block: str) -> list[int] | None:
         return []
     numbered = _NUMBERED_REFERENCE.search(text) is not None
     runs: list[list[tuple[str, str | None]]] = [[]]
-    claimed = prose_last = False
+    claimed = prose_last = ended = False
     for line in text.splitlines():
         refs = [m for m in _REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
         got = _line_items(line, refs) if refs else None
@@ -359,8 +359,11 @@ def _from_items(block: str) -> list[int] | None:
             prose_last = prose_last or bool(refs) or _STATEMENT.search(line) is not None
             continue
         items, captioned, mid_line = got
-        if mid_line:  # prose before the first item: a list that starts mid-line
+        marked = items[0][1] is not None
+        # a list starts mid-line after prose, and ends with its line; markers start another
+        if mid_line or ended or (runs[-1] and (runs[-1][-1][1] is not None) != marked):
             runs.append([])
+        ended = mid_line
         claimed |= captioned or any(mark for _, mark in items)
         runs[-1] += items
         prose_last = False
@@ -458,6 +461,7 @@ _CUE = (
 # "the clips are presented as: Video 1, Video 2, Video 3": the order shown, not an answer
 _SHOWN_WORDS = ("presented", "shown", "given", "provided", "input", "shuffled", "appear")
 _PRESENTED = re.compile(rf"(?:{word_alternatives(*_SHOWN_WORDS, before=_WORD)})\b")
+_LAST_LABEL = re.compile(r".*\d", re.DOTALL)
 _PRESENTED_SPAN = 80  # characters before a cue where its sentence may say so
 _LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
 # a cue followed by a label: cues with none after them (a remark) are passed over in C
@@ -476,6 +480,8 @@ def _final_statement(block: str) -> list[int] | None:
         at = bisect.bisect_left(ends, cue.end())
         end = ends[at] if at < len(ends) else len(block)
         begin = max(ends[at - 1] if at else 0, cue.start() - _PRESENTED_SPAN)
+        if label := _LAST_LABEL.match(block, begin, cue.start()):  # "shown as 1, 2; order: 3"
+            begin = label.end()
         if end - cue.end() <= _STATEMENT_MAX and not _PRESENTED.search(block, begin, cue.end()):
             text = block[cue.end() : end]
             if text not in read:  # a looping answer's statements are read once
