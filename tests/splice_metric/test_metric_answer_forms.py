@@ -35,8 +35,8 @@ MISREAD = {
         [3, 1, 2],
     ),
     "a thinking draft, then the answer": (
-        "<think>Maybe <order>Video 1, Video 2, Video 3</order>?</think>\n<order>Video 3, "
-        "Video 1, Video 2</order>",
+        "<think>A draft: <order>Video 1, Video 2, Video 3</order>? No.</think>\nFinal answer: "
+        "Video 3, Video 1, Video 2",
         [3, 1, 2],
     ),
 }
