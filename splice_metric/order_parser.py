@@ -45,7 +45,12 @@ def parse_order(text: str | None) -> list[int] | None:
     without tags is read more warily: JSON, positions, a sequence or such lines on its own,
     an order stated last (``The correct order is: ...``, ``Final answer: 3-1-2``), or each
     clip named once in one list. Letters count only when two or more are among the first k
-    letters of a k-label answer (a lone ``A`` is a choice, not an order).
+    letters of a k-label answer (a lone ``A`` is a choice, not an order). A list may caption
+    its clips (``Video 2 - [clean bathtub], ...``, ``Video 2: ...``, one a line): captions
+    are read as nothing; list markers (``1)``, ``second:``) and ordinals (``Video 3 (2nd)``)
+    are positions. Only the text after the last ``</think>`` is read; an order stated after
+    the tags corrects them; a list restated as presented is no answer; a second candidate
+    order offered after the answer leaves it unparsed.
 
     Two promises. An answer is read as the order the model meant or left unparsed, never as
     another order: positions that are not one per clip, relational prose and two different
@@ -71,6 +76,14 @@ def parse_order(text: str | None) -> list[int] | None:
     True
     >>> parse_order("I cannot tell.") is None
     True
+    >>> parse_order("Video 2 - [clean 3 tubs], Video 3 - [rinse: Video 1], Video 1 - [spray]")
+    [2, 3, 1]
+    >>> parse_order("1) Video 3\\n2) Video 1")
+    [3, 1]
+    >>> parse_order("<order>1, 2</order> Wait, I made a mistake. The correct order is 2, 1.")
+    [2, 1]
+    >>> parse_order("The order is 1, 2. Alternatively, 2, 1.") is None
+    True
     """
     if not isinstance(text, str):
         return None
@@ -81,14 +94,10 @@ def parse_order(text: str | None) -> list[int] | None:
     blocks = [block for block in parts[1::2] if block.strip()]  # between paired tags
     if len(parts) == 1:
         order = _read(text, _UNTAGGED)
-        return None if order and _offers_another(text, _last_cue(text)) else order
+        return None if order and _offers_another(text) else order
     tail = parts[-1] if len(parts) % 2 else ""  # after the last closing tag
-    if _STATEMENT.search(tail) and (later := _final_statement(tail)):
-        blocks.append(tail)  # a correction after the tags: the last committed answer
-        order = later
-    else:
-        order = _read(blocks[-1], _TAGGED) if blocks else None
-    return None if order and _offers_another(tail, _last_cue(tail)) else order
+    order = _final_statement(tail) or (_read(blocks[-1], _TAGGED) if blocks else None)
+    return None if order and _offers_another(tail) else order  # a correction after the tags
 
 
 _THINK = re.compile(r"<\s*(/?)\s*think(?:ing)?\s*>")
@@ -100,9 +109,7 @@ def _after_thinking(text: str) -> str | None:
     last = None
     for last in _THINK.finditer(text):  # noqa: B007 (the last one is wanted)
         pass
-    if last is None:
-        return text
-    return text[last.end() :] if last.group(1) else None
+    return text if last is None else text[last.end() :] if last.group(1) else None
 
 
 # "... Alternatively, Video 2, Video 1, Video 3": a second candidate order, offered after the
@@ -113,16 +120,12 @@ _ALTERNATIVE = re.compile(
 )
 
 
-def _offers_another(text: str, start: int) -> bool:
-    return _ALTERNATIVE.search(text, start) is not None
-
-
-def _last_cue(text: str) -> int:
-    """Where the last stated order starts (0 when none is stated)."""
+def _offers_another(text: str) -> bool:
+    """Whether a second order is offered after the last stated one (or the start)."""
     start = 0
     for cue in _STATEMENT.finditer(text):
         start = cue.start()
-    return start
+    return _ALTERNATIVE.search(text, start) is not None
 
 
 def _read(block: str, readers: tuple) -> list[int] | None:
@@ -406,12 +409,9 @@ def _caption_kind(body: str) -> str:
 
 
 def _run_order(run: list[tuple[str, str | None]]) -> list[int] | None:
-    labels = _same_kind([clip for clip, _ in run])
-    marks = [mark for _, mark in run]
-    if labels is None or not any(marks):
-        return labels
-    if not all(marks):
-        return None
+    labels, marks = _same_kind([clip for clip, _ in run]), [mark for _, mark in run]
+    if labels is None or not any(marks) or not all(marks):
+        return labels if labels is None or not any(marks) else None
     at = [_position(mark, len(run)) for mark in marks]
     if sorted(at) != list(range(1, len(run) + 1)):
         return None
@@ -494,12 +494,5 @@ def _final_statement(block: str) -> list[int] | None:
 
 _TAGGED = (_from_json, _from_pairs, _from_items, _from_references, _from_sequence, _from_lines)
 _LISTED = functools.partial(_from_references, listed=True)  # each clip named once, as one list
-_UNTAGGED = (
-    _from_json,
-    _from_pairs,
-    _from_sequence,
-    _from_lines,
-    _from_items,  # before statements: a caption may hold a colon and numbers
-    _final_statement,
-    _LISTED,
-)
+_ON_ITS_OWN = (_from_json, _from_pairs, _from_sequence, _from_lines)
+_UNTAGGED = (*_ON_ITS_OWN, _from_items, _final_statement, _LISTED)  # a caption may hold "x: 1"
