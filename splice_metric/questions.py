@@ -128,7 +128,7 @@ def _choice_in(block: str) -> int | None:
     if (judged := _verdicts(block)) is not None:
         return judged or None
     head = re.match(r"^\W*([A-H])(?:\W|$)", block)
-    if head and _ANOTHER.search(block, head.end(1)):  # "A or C", "B, C": no one choice
+    if head and _ANOTHER.match(block, head.end(1)):  # "A or C", "B, C": no one choice
         return None
     if head:  # "B. Video 2, Video 1": the letter leads, the order after it is its text
         return LETTERS.index(head.group(1)) + 1
@@ -185,10 +185,13 @@ def _pair_in(block: str, shown: list[int]) -> int | None:
         return int(m.group(1))
     named = {int(x) for x in _CLIP.findall(block)}
     if named:
+        later = _LATER.search(block)
         if len(named) != 1 or not named <= set(shown) or _NEGATION.search(block):
             return None  # "not Video 4": which came first is not said
+        if later and not later.group("verb"):
+            return None  # "Video 4 (second)": the clip shown second, or the later one?
         at = shown.index(named.pop()) + 1
-        return 3 - at if _LATER.search(block) else at  # "Video 4 came second": the other one
+        return 3 - at if later else at  # "Video 4 came second": the other one
     ordinals = {
         w.lower()[0] for w in _ORDINAL.findall(_CAME_FIRST.sub(" ", block))
     }  # "f"/"1" or "s"/"2"
@@ -202,10 +205,16 @@ def _pair_in(block: str, shown: list[int]) -> int | None:
     return None
 
 
-_NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)
+_CLIP_NAMED = r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]{0,3}\d+"
+_VERB = r"(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went|did|does)"
+# "not Video 4", "Video 4 did not happen first", "Video 4 isn't first"
+_NEGATION = re.compile(
+    rf"\b(?:not|never)\s{{1,3}}{_CLIP_NAMED}|{_CLIP_NAMED}\s{{1,3}}{_VERB}?(?:\s{{1,3}}not\b|n't\b)",
+    re.IGNORECASE,
+)
+# "Video 4 happened later", "Video 4 comes second": the other clip came first
 _LATER = re.compile(
-    r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]{0,3}\d+\W{0,3}(?:(?:happened|happens|came|comes|"
-    r"occurred|occurs|was|is|goes|went)\s{1,3})?(?:later|last|second|after|afterwards|next)\b",
+    rf"{_CLIP_NAMED}\W{{0,3}}(?P<verb>{_VERB}\s{{1,3}})?(?:later|last|second|after|afterwards|next)\b",
     re.IGNORECASE,
 )
 
