@@ -45,16 +45,14 @@ def parse_order(text: str | None) -> list[int] | None:
     without tags is read more warily: JSON, positions, a sequence or such lines on its own,
     an order stated last (``The correct order is: ...``, ``Final answer: 3-1-2``), or each
     clip named once in one list. Letters count only when two or more are among the first k
-    letters of a k-label answer (a lone ``A`` is a choice, not an order). A list may caption
-    its clips (``Video 2 - [clean bathtub], ...``, ``Video 2: ...``, one a line): captions
-    are read as nothing; list markers (``1)``, ``second:``) and ordinals (``Video 3 (2nd)``)
-    are positions. Only the text after the last ``</think>`` is read; an order stated after
-    the tags corrects them; a list restated as presented is no answer; a second candidate
-    order offered after the answer leaves it unparsed.
+    letters of a k-label answer (a lone ``A`` is a choice, not an order). Captions of listed
+    clips are read as nothing, list markers (``1)``, ``second:``) as positions; only what
+    follows the last ``</think>`` counts (see the metric card for the whole set of rules).
 
     Two promises. An answer is read as the order the model meant or left unparsed, never as
-    another order: positions that are not one per clip, relational prose and two different
-    final answers are unparsed, and a correction wins over the order it corrects. And it
+    another order: positions that are not one per clip, relational prose, two different
+    final answers or a second candidate are unparsed, and the last committed answer wins
+    (after the tags too), the clips restated as presented are no answer. And it
     never raises and takes time linear in the length of ``text``: every pattern is bounded
     per match start, and a model's answer can be anything (a 200 kB loop, a thousand ``[``).
 
@@ -94,10 +92,10 @@ def parse_order(text: str | None) -> list[int] | None:
     blocks = [block for block in parts[1::2] if block.strip()]  # between paired tags
     if len(parts) == 1:
         order = _read(text, _UNTAGGED)
-        return None if order and _offers_another(text) else order
+        return None if order and _offers_another(text, order) else order
     tail = parts[-1] if len(parts) % 2 else ""  # after the last closing tag
     order = _final_statement(tail) or (_read(blocks[-1], _TAGGED) if blocks else None)
-    return None if order and _offers_another(tail) else order  # a correction after the tags
+    return None if order and _offers_another(tail, order) else order  # a correction after the tags
 
 
 _THINK = re.compile(r"<\s*(/?)\s*think(?:ing)?\s*>")
@@ -106,26 +104,30 @@ _THINK = re.compile(r"<\s*(/?)\s*think(?:ing)?\s*>")
 def _after_thinking(text: str) -> str | None:
     """The answer after the last ``</think>``: a draft in a thinking block is no answer, and
     an unclosed one (no answer after it) leaves nothing to read."""
-    last = None
-    for last in _THINK.finditer(text):  # noqa: B007 (the last one is wanted)
-        pass
+    last = next(reversed(list(_THINK.finditer(text))), None)
     return text if last is None else text[last.end() :] if last.group(1) else None
 
 
-# "... Alternatively, Video 2, Video 1, Video 3": a second candidate order, offered after the
-# answer, leaves the answer uncommitted
+# "... Alternatively, Video 2, Video 1, Video 3": a second candidate leaves the answer open
 _ALTERNATIVE = re.compile(
-    rf"(?:{word_alternatives('alternatively', 'alternative', 'otherwise', 'or', before=_WORD)})"
-    rf"\b[^.\n]{{0,60}}?(?:{_CLIP_WORD}(?:\d+|[a-z])\b|\d+[ \t]*(?:,|->|→|>|-)[ \t]*\d)"
+    rf"(?:{word_alternatives('alternatively', 'alternative', 'or', before=_WORD)})"
+    rf"\b[^.\n]{{0,60}}?(?={_CLIP_WORD}(?:\d+|[a-z])\b|\d+[ \t]*(?:,|->|→|>|-)[ \t]*\d)"
 )
 
 
-def _offers_another(text: str) -> bool:
-    """Whether a second order is offered after the last stated one (or the start)."""
+def _offers_another(text: str, order: list[int]) -> bool:
+    """Whether a different order is offered after the last stated one (or the start): the
+    labels of the sentence after "alternatively" or "or" (one clip alone is no order)."""
     start = 0
     for cue in _STATEMENT.finditer(text):
         start = cue.start()
-    return _ALTERNATIVE.search(text, start) is not None
+    for offer in _ALTERNATIVE.finditer(text, start):
+        end = _SENTENCE_END.search(text, offer.end(), offer.end() + _STATEMENT_MAX)
+        said = _REFERENCE.sub(r" \1 ", text[offer.end() : end.start() if end else None][:400])
+        labels = [int(x) for x in re.findall(r"\b\d{1,3}\b", said)]
+        if len(labels) > 1 and labels != order:
+            return True
+    return False
 
 
 def _read(block: str, readers: tuple) -> list[int] | None:
@@ -284,7 +286,10 @@ def _from_references(block: str, listed: bool = False) -> list[int] | None:
         if listed and not _LIST_GAP.fullmatch(block, left.end(), right.start()):
             return None
     order = _same_kind([m.group(1) for m in matches])
-    return None if listed and order and len(set(order)) < len(order) else order
+    if not listed or not order:
+        return order  # else one list, of each clip once, not the order shown ("shown as: ...")
+    shown = _PRESENTED.search(block, max(0, matches[0].start() - 80), matches[0].start())
+    return None if shown or len(set(order)) < len(order) else order
 
 
 # --- items, one clip each, perhaps captioned ---------------------------------------------------
@@ -304,14 +309,12 @@ _SEPARATOR = re.compile(r"[,;|]|->|→|=>|\bthen\b|\band\b")
 _POSITION_ONLY = re.compile(
     rf"\s*(?:(?:position|place|step)\s*)?(?:\d+(?:st|nd|rd|th)?|{_MARK_WORDS}|last)\s*"
 )
-_CLOSE = {"[": "]", "(": ")"}
 
 
 def _blank_captions(block: str, keep_positions: bool = False) -> str | None:
     """The block with each bracketed caption after a clip ("Video 2 - [cut 3, Video 4]")
-    blanked, so that nothing in it is read; a position ("Video 3 (2nd)") is kept for
-    _from_pairs, and after it (not one of a full set) leaves None. Each bracket is scanned
-    once."""
+    blanked, so that nothing in it is read (each bracket scanned once); a position ("Video 3
+    (2nd)") is kept for _from_pairs, and after it (not one of a full set) leaves None."""
     out, pos = [], 0
     for ref in _CAPTIONED.finditer(block):
         if ref.start() < pos:  # inside a caption already blanked
@@ -319,10 +322,8 @@ def _blank_captions(block: str, keep_positions: bool = False) -> str | None:
         opened = ref.end() - 1
         depth, end = 0, len(block)
         for at in range(opened, len(block)):
-            char = block[at]
-            depth += char in _CLOSE
-            depth -= char in ")]"
-            if depth == 0 or char == "\n":
+            depth += (block[at] in "[(") - (block[at] in ")]")
+            if depth == 0 or block[at] == "\n":
                 end = at
                 break
         if _POSITION_ONLY.fullmatch(block, opened + 1, end):
@@ -351,7 +352,7 @@ def _from_items(block: str) -> list[int] | None:
         return []
     numbered = _NUMBERED_REFERENCE.search(text) is not None
     runs: list[list[tuple[str, str | None]]] = [[]]
-    claimed = prose_last = ended = False
+    claimed = prose_last = ended = described = False
     for line in text.splitlines():
         refs = [m for m in _REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
         got = _line_items(line, refs) if refs else None
@@ -366,7 +367,8 @@ def _from_items(block: str) -> list[int] | None:
         # a list starts mid-line after prose, and ends with its line; markers start another
         if mid_line or ended or (runs[-1] and (runs[-1][-1][1] is not None) != marked):
             runs.append([])
-        ended = mid_line
+        ended, described = mid_line, captioned and (described or not runs[-1])
+        described &= line.rstrip().endswith(".")  # "Video 1: The man lifts the car."
         claimed |= captioned or any(mark for _, mark in items)
         runs[-1] += items
         prose_last = False
@@ -375,7 +377,7 @@ def _from_items(block: str) -> list[int] | None:
         return None
     final = orders[-1]
     shown = all(o is not None and (o == final or o == sorted(o)) for o in orders[:-1])
-    if prose_last:  # clips named, or an order stated, after the list: not for this reader
+    if prose_last or (described and final == sorted(final)):  # clips described as shown
         return None
     return final if shown and final is not None else []
 
@@ -462,7 +464,6 @@ _CUE = (
 _SHOWN_WORDS = ("presented", "shown", "given", "provided", "input", "shuffled", "appear")
 _PRESENTED = re.compile(rf"(?:{word_alternatives(*_SHOWN_WORDS, before=_WORD)})\b")
 _LAST_LABEL = re.compile(r".*\d", re.DOTALL)
-_PRESENTED_SPAN = 80  # characters before a cue where its sentence may say so
 _LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
 # a cue followed by a label: cues with none after them (a remark) are passed over in C
 _STATEMENT = re.compile(rf"(?:{_CUE})(?={_LABEL_FIRST})")
@@ -479,8 +480,8 @@ def _final_statement(block: str) -> list[int] | None:
     for cue in _STATEMENT.finditer(block):
         at = bisect.bisect_left(ends, cue.end())
         end = ends[at] if at < len(ends) else len(block)
-        begin = max(ends[at - 1] if at else 0, cue.start() - _PRESENTED_SPAN)
-        if label := _LAST_LABEL.match(block, begin, cue.start()):  # "shown as 1, 2; order: 3"
+        begin = max(ends[at - 1] if at else 0, cue.start() - 80)  # its sentence's words
+        if label := _LAST_LABEL.match(block, begin, cue.end()):  # "shown as 1, 2; order: 3"
             begin = label.end()
         if end - cue.end() <= _STATEMENT_MAX and not _PRESENTED.search(block, begin, cue.end()):
             text = block[cue.end() : end]
