@@ -206,15 +206,15 @@ def _pair_in(block: str, shown: list[int]) -> int | None:
 
 
 _CLIP_NAMED = r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]{0,3}\d+"
-_VERB = r"(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went|did|does)"
+_PAST_VERB = r"(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went|did|does)"
 # "not Video 4", "Video 4 did not happen first", "Video 4 isn't first"
 _NEGATION = re.compile(
-    rf"\b(?:not|never)\s{{1,3}}{_CLIP_NAMED}|{_CLIP_NAMED}\s{{1,3}}{_VERB}?(?:\s{{1,3}}not\b|n't\b)",
+    rf"\b(?:not|never)\s{{1,3}}{_CLIP_NAMED}|{_CLIP_NAMED}\s{{1,3}}{_PAST_VERB}?(?:\s{{1,3}}not\b|n't\b)",
     re.IGNORECASE,
 )
 # "Video 4 happened later", "Video 4 comes second": the other clip came first
 _LATER = re.compile(
-    rf"{_CLIP_NAMED}\W{{0,3}}(?P<verb>{_VERB}\s{{1,3}})?(?:later|last|second|after|afterwards|next)\b",
+    rf"{_CLIP_NAMED}\W{{0,3}}(?P<verb>{_PAST_VERB}\s{{1,3}})?(?:later|last|second|after|afterwards|next)\b",
     re.IGNORECASE,
 )
 
