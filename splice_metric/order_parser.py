@@ -21,11 +21,13 @@ def word_alternatives(*words: str, before: str = "a-z0-9") -> str:
     return "|".join(rf"{word}(?<![{before}].{{{len(word)}}})" for word in words)
 
 
+_WORD = r"\w"
 _TAG = re.compile(r"<\s*/?\s*order\s*>")
 _CLIP_WORD = (
     rf"(?:{word_alternatives('random_part', 'video', 'clip', 'part', 'segment')})[\s_#:.-]*"
 )
 _REFERENCE = re.compile(rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9])")
+_NUMBERED_REFERENCE = re.compile(rf"{_CLIP_WORD}\d")
 _LABEL_MAX = 18  # digits: a longer number is no clip label (and int() refuses 4,300)
 
 
@@ -43,11 +45,14 @@ def parse_order(text: str | None) -> list[int] | None:
     without tags is read more warily: JSON, positions, a sequence or such lines on its own,
     an order stated last (``The correct order is: ...``, ``Final answer: 3-1-2``), or each
     clip named once in one list. Letters count only when two or more are among the first k
-    letters of a k-label answer (a lone ``A`` is a choice, not an order).
+    letters of a k-label answer (a lone ``A`` is a choice, not an order). Captions of listed
+    clips are read as nothing, list markers (``1)``, ``second:``) as positions; only what
+    follows the last ``</think>`` counts (see the metric card for the whole set of rules).
 
     Two promises. An answer is read as the order the model meant or left unparsed, never as
-    another order: positions that are not one per clip, relational prose and two different
-    final answers are unparsed, and a correction wins over the order it corrects. And it
+    another order: positions that are not one per clip, relational prose, two different
+    final answers or a second candidate are unparsed, and the last committed answer wins
+    (after the tags too), the clips restated as presented are no answer. And it
     never raises and takes time linear in the length of ``text``: every pattern is bounded
     per match start, and a model's answer can be anything (a 200 kB loop, a thousand ``[``).
 
@@ -69,15 +74,60 @@ def parse_order(text: str | None) -> list[int] | None:
     True
     >>> parse_order("I cannot tell.") is None
     True
+    >>> parse_order("Video 2 - [clean 3 tubs], Video 3 - [rinse: Video 1], Video 1 - [spray]")
+    [2, 3, 1]
+    >>> parse_order("1) Video 3\\n2) Video 1")
+    [3, 1]
+    >>> parse_order("<order>1, 2</order> Wait, I made a mistake. The correct order is 2, 1.")
+    [2, 1]
+    >>> parse_order("The order is 1, 2. Alternatively, 2, 1.") is None
+    True
     """
     if not isinstance(text, str):
         return None
-    text = text.lower()  # every pattern is lower case: case-sensitive scans are far faster
+    text = _after_thinking(text.lower())  # lower case: case-sensitive scans are far faster
+    if text is None:
+        return None
     parts = _TAG.split(text)
     blocks = [block for block in parts[1::2] if block.strip()]  # between paired tags
     if len(parts) == 1:
-        return _read(text, _UNTAGGED)
-    return _read(blocks[-1], _TAGGED) if blocks else None
+        order = _read(text, _UNTAGGED)
+        return None if order and _offers_another(text, order) else order
+    tail = parts[-1] if len(parts) % 2 else ""  # after the last closing tag
+    order = _final_statement(tail) or (_read(blocks[-1], _TAGGED) if blocks else None)
+    return None if order and _offers_another(tail, order) else order  # a correction after the tags
+
+
+_THINK = re.compile(r"<\s*(/?)\s*think(?:ing)?\s*>")
+
+
+def _after_thinking(text: str) -> str | None:
+    """The answer after the last ``</think>``: a draft in a thinking block is no answer, and
+    an unclosed one (no answer after it) leaves nothing to read."""
+    last = next(reversed(list(_THINK.finditer(text))), None)
+    return text if last is None else text[last.end() :] if last.group(1) else None
+
+
+# "... Alternatively, Video 2, Video 1, Video 3": a second candidate leaves the answer open
+_ALTERNATIVE = re.compile(
+    rf"(?:{word_alternatives('alternatively', 'alternative', 'or', before=_WORD)})"
+    rf"\b[^.\n]{{0,60}}?(?={_CLIP_WORD}(?:\d+|[a-z])\b|\d+[ \t]*(?:,|->|→|>|-)[ \t]*\d)"
+)
+
+
+def _offers_another(text: str, order: list[int]) -> bool:
+    """Whether a different order is offered after the last stated one (or the start): the
+    labels of the sentence after "alternatively" or "or" (one clip alone is no order)."""
+    start = 0
+    for cue in _STATEMENT.finditer(text):
+        start = cue.start()
+    for offer in _ALTERNATIVE.finditer(text, start):
+        end = _SENTENCE_END.search(text, offer.end(), offer.end() + _STATEMENT_MAX)
+        said = _REFERENCE.sub(r" \1 ", text[offer.end() : end.start() if end else None][:400])
+        labels = [int(x) for x in re.findall(r"\b\d{1,3}\b", said)]
+        if len(labels) > 1 and labels != order:
+            return True
+    return False
 
 
 def _read(block: str, readers: tuple) -> list[int] | None:
@@ -107,7 +157,7 @@ _QUOTE = r"[\"'`*]*"
 # "Video 1: 3", "Video 1 = 3", "Video 1 - third", "Video 1 is in position 3", '"Video 1": "3rd"'
 _PAIR = re.compile(
     rf"{_CLIP_WORD}(\d+|[a-z])(?![a-z0-9]){_QUOTE}[)\]]?[ \t]*"
-    rf"(?:[:=|]|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b))[ \t]*"
+    rf"(?:[:=|]|(?P<loose>->|→|[-–—]|\b(?:is|comes|goes|happens)\b)|(?=\())[ \t]*"
     rf"(?:(?:in|at|the)[ \t]+){{0,2}}{_QUOTE}[(\[]?(?P<word>(?:position|place|step|no\.?|#)[ \t]*)?"
     rf"(?P<pos>\d+(?:st|nd|rd|th)?|{'|'.join(_ORDINALS)}|last)(?!\w|\.\d)"
     r"(?:[ \t]+(?:position|place))?"
@@ -119,6 +169,7 @@ def _from_pairs(block: str) -> list[int] | None:
     """An order from a position given to each clip, when the block gives two or more: clip k
     at position p puts k at p (``Video 1: 3`` is clip 1 third). Positions that are not one
     per clip, 1..k, are refused: the clips' mention order is not what such an answer means."""
+    block = _blank_captions(block, keep_positions=True) or ""  # "[cut at 3:30]" is no pair
     pairs = [
         (m.group(1), m.group("pos"))
         for m in _PAIR.finditer(block)  # "Video 1 - 3" is as likely a sequence: no pair
@@ -235,7 +286,141 @@ def _from_references(block: str, listed: bool = False) -> list[int] | None:
         if listed and not _LIST_GAP.fullmatch(block, left.end(), right.start()):
             return None
     order = _same_kind([m.group(1) for m in matches])
-    return None if listed and order and len(set(order)) < len(order) else order
+    if not listed or not order:
+        return order  # else one list, of each clip once, not the order shown ("shown as: ...")
+    shown = _PRESENTED.search(block, max(0, matches[0].start() - 80), matches[0].start())
+    return None if shown or len(set(order)) < len(order) else order
+
+
+# --- items, one clip each, perhaps captioned ---------------------------------------------------
+
+# "1. Video 2 - [clean bathtub]", "second: Video 1", "Video 3 (rinse the pot)": an item is a
+# clip named after an optional marker, then nothing, or a caption after "-", ":" or a bracket
+_MARK_WORDS = "|".join(_ORDINALS)
+_LEAD = re.compile(
+    r"[ \t]*(?:(?:and|then|next|finally)\b[ \t]*)?(?:[-*•#>]+[ \t]*)?"
+    rf"(?:\(?(?:(?:step|position|place)[ \t]*)?(?P<mark>\d{{1,3}}|{_MARK_WORDS})(?:st|nd|rd|th)?"
+    r"[ \t]*[.):–—-][ \t]*)?[*\"'`]*"
+)
+_CAPTION = re.compile(r"[*\"'`]*[ \t]*(?:[-–—:(\[]|$)")
+_PLAIN = re.compile(r"[\s,;|>→⟶➔*()\[\]\"'`.–—-]*")
+# what parts two items of a line: the first's caption, a separator, the next one's marker
+_SEPARATOR = re.compile(r"[,;|]|->|→|=>|\bthen\b|\band\b")
+_POSITION_ONLY = re.compile(
+    rf"\s*(?:(?:position|place|step)\s*)?(?:\d+(?:st|nd|rd|th)?|{_MARK_WORDS}|last)\s*"
+)
+
+
+def _blank_captions(block: str, keep_positions: bool = False) -> str | None:
+    """The block with each bracketed caption after a clip ("Video 2 - [cut 3, Video 4]")
+    blanked, so that nothing in it is read (each bracket scanned once); a position ("Video 3
+    (2nd)") is kept for _from_pairs, and after it (not one of a full set) leaves None."""
+    out, pos = [], 0
+    for ref in _CAPTIONED.finditer(block):
+        if ref.start() < pos:  # inside a caption already blanked
+            continue
+        opened = ref.end() - 1
+        depth, end = 0, len(block)
+        for at in range(opened, len(block)):
+            depth += (block[at] in "[(") - (block[at] in ")]")
+            if depth == 0 or block[at] == "\n":
+                end = at
+                break
+        if _POSITION_ONLY.fullmatch(block, opened + 1, end):
+            if not keep_positions:
+                return None
+            out.append(block[pos:end])
+        else:
+            out += [block[pos : opened + 1], "~" * (end - opened - 1)]  # read as caption text
+        pos = end
+    return "".join(out) + block[pos:]
+
+
+_CAPTIONED = re.compile(
+    rf"{_CLIP_WORD}(?:\d+|[a-z])(?![a-z0-9])[*\"'`]*[ \t]*(?:[-–—:][ \t]*)?[\[(]"
+)
+
+
+def _from_items(block: str) -> list[int] | None:
+    """The order of a list of items: one clip per item, items parted by a separator or a
+    line, each perhaps after a marker (``1.``, ``1)``, ``second:``: then a position, and the
+    clips are placed by it) and before a caption (free text, read as nothing). Claimed only
+    when some item has a caption or a marker; a list restated as presented (1..k) before
+    another counts as no answer, and two different lists leave the answer unparsed."""
+    text = _blank_captions(block)
+    if text is None:
+        return []
+    numbered = _NUMBERED_REFERENCE.search(text) is not None
+    runs: list[list[tuple[str, str | None]]] = [[]]
+    claimed = prose_last = ended = described = False
+    for line in text.splitlines():
+        refs = [m for m in _REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
+        got = _line_items(line, refs) if refs else None
+        if got == "refused":
+            return []
+        if got is None:  # a line of prose (or a clip named in it) ends a list
+            runs.append([]) if line.strip() else None
+            prose_last = prose_last or bool(refs) or _STATEMENT.search(line) is not None
+            continue
+        items, captioned, mid_line = got
+        marked = items[0][1] is not None
+        # a list starts mid-line after prose, and ends with its line; markers start another
+        if mid_line or ended or (runs[-1] and (runs[-1][-1][1] is not None) != marked):
+            runs.append([])
+        ended, described = mid_line, captioned and (described or not runs[-1])
+        described &= line.rstrip().endswith(".")  # "Video 1: The man lifts the car."
+        claimed |= captioned or any(mark for _, mark in items)
+        runs[-1] += items
+        prose_last = False
+    orders = [_run_order(run) for run in runs if len(run) > 1] if claimed else []
+    if not orders:
+        return None
+    final = orders[-1]
+    shown = all(o is not None and (o == final or o == sorted(o)) for o in orders[:-1])
+    if prose_last or (described and final == sorted(final)):  # clips described as shown
+        return None
+    return final if shown and final is not None else []
+
+
+def _line_items(line: str, refs: list[re.Match]) -> Any:
+    """A line's items ([(clip, marker)], captioned?, starts mid-line?), None for prose, or
+    "refused" for a captioned line whose items cannot be told apart."""
+    lead = _LEAD.fullmatch(line, 0, refs[0].start())
+    items = [(refs[0].group(1), lead and lead.group("mark"))]
+    captioned = False
+    for left, right in zip(refs, refs[1:], strict=False):
+        cut = None  # the last separator between them (one pass: no backtracking)
+        for cut in _SEPARATOR.finditer(line, left.end(), right.start()):  # noqa: B007
+            pass
+        next_lead = cut and _LEAD.fullmatch(line, cut.end(), right.start())
+        kind = _caption_kind(line[left.end() : cut.start()]) if next_lead else "prose"
+        if kind == "prose":
+            return "refused" if _CAPTION.match(line, left.end()) else None
+        captioned |= kind == "caption"
+        items.append((right.group(1), next_lead.group("mark")))
+    kind = _caption_kind(line[refs[-1].end() :])
+    if kind == "prose":
+        return None
+    return items, captioned or kind == "caption", lead is None
+
+
+def _caption_kind(body: str) -> str:
+    if _PLAIN.fullmatch(body):
+        return "plain"
+    return "caption" if _CAPTION.match(body) else "prose"
+
+
+def _run_order(run: list[tuple[str, str | None]]) -> list[int] | None:
+    labels, marks = _same_kind([clip for clip, _ in run]), [mark for _, mark in run]
+    if labels is None or not any(marks) or not all(marks):
+        return labels if labels is None or not any(marks) else None
+    at = [_position(mark, len(run)) for mark in marks]
+    if sorted(at) != list(range(1, len(run) + 1)):
+        return None
+    order = [0] * len(run)
+    for label, place in zip(labels, at, strict=True):
+        order[place - 1] = label
+    return order
 
 
 # --- labels in a row --------------------------------------------------------------------------
@@ -258,6 +443,8 @@ def _from_sequence(block: str) -> list[int] | None:
 
 
 def _from_lines(block: str) -> list[int] | None:
+    if _NUMBERED_REFERENCE.search(block):  # "1) Video 3": the number is a marker (_from_items)
+        return None
     starts = [_LINE_START.match(line) for line in block.splitlines() if line.strip()]
     return _same_kind([m.group(1) for m in starts]) if len(starts) > 1 and all(starts) else None
 
@@ -266,11 +453,17 @@ def _from_lines(block: str) -> list[int] | None:
 
 _CUE_WORD = word_alternatives("order", "answer", "sequence", before=r"\w")
 _MODAL = word_alternatives("should", "must", "would", "will", before=r"\w")
+_IT_IS = word_alternatives("it's", "it is", "that's", before=_WORD)  # "that's wrong: it's 3,1,2"
 _CUE = (
     rf"(?:{_CUE_WORD})\b[^.:\n]{{0,40}}?(?:\bis\b|\bbe\b|:)"
     rf"|(?:{_MODAL})"
     r"[ \t]+(?:actually[ \t]+|rather[ \t]+)?be\b|:"
+    rf"|(?:{_IT_IS})[ \t]+(?:actually[ \t]+)?"
 )
+# "the clips are presented as: Video 1, Video 2, Video 3": the order shown, not an answer
+_SHOWN_WORDS = ("presented", "shown", "given", "provided", "input", "shuffled", "appear")
+_PRESENTED = re.compile(rf"(?:{word_alternatives(*_SHOWN_WORDS, before=_WORD)})\b")
+_LAST_LABEL = re.compile(r".*\d", re.DOTALL)
 _LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{_REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
 # a cue followed by a label: cues with none after them (a remark) are passed over in C
 _STATEMENT = re.compile(rf"(?:{_CUE})(?={_LABEL_FIRST})")
@@ -287,7 +480,10 @@ def _final_statement(block: str) -> list[int] | None:
     for cue in _STATEMENT.finditer(block):
         at = bisect.bisect_left(ends, cue.end())
         end = ends[at] if at < len(ends) else len(block)
-        if end - cue.end() <= _STATEMENT_MAX:
+        begin = max(ends[at - 1] if at else 0, cue.start() - 80)  # its sentence's words
+        if label := _LAST_LABEL.match(block, begin, cue.end()):  # "shown as 1, 2; order: 3"
+            begin = label.end()
+        if end - cue.end() <= _STATEMENT_MAX and not _PRESENTED.search(block, begin, cue.end()):
             text = block[cue.end() : end]
             if text not in read:  # a looping answer's statements are read once
                 read[text] = _from_sequence(_REFERENCE.sub(r" \1 ", text))
@@ -297,6 +493,7 @@ def _final_statement(block: str) -> list[int] | None:
     return order if settled and sorted(order) == list(range(1, len(order) + 1)) else None
 
 
-_TAGGED = (_from_json, _from_pairs, _from_references, _from_sequence, _from_lines)
+_TAGGED = (_from_json, _from_pairs, _from_items, _from_references, _from_sequence, _from_lines)
 _LISTED = functools.partial(_from_references, listed=True)  # each clip named once, as one list
-_UNTAGGED = (_from_json, _from_pairs, _from_sequence, _from_lines, _final_statement, _LISTED)
+_ON_ITS_OWN = (_from_json, _from_pairs, _from_sequence, _from_lines)
+_UNTAGGED = (*_ON_ITS_OWN, _from_items, _final_statement, _LISTED)  # a caption may hold "x: 1"

@@ -111,6 +111,8 @@ def parse_choice(text: str | None, num_options: int) -> int | None:
     scorer to count as invalid."""
     if not isinstance(text, str):
         return None
+    if _last_tag(text.translate(_LOWER)) is None and (judged := _verdicts(text)) is not None:
+        return judged or None
     for block in _blocks(text):
         found = _choice_in(block)
         if found is not None:
@@ -123,7 +125,11 @@ def _choice_in(block: str) -> int | None:
         return int(m.group(1))
     letters = re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", block)
     numbers = re.findall(r"(?<![\w.])(\d+)(?![\w.])", block)
+    if (judged := _verdicts(block)) is not None:
+        return judged or None
     head = re.match(r"^\W*([A-H])(?:\W|$)", block)
+    if head and _ANOTHER.match(block, head.end(1)):  # "A or C", "B, C": no one choice
+        return None
     if head:  # "B. Video 2, Video 1": the letter leads, the order after it is its text
         return LETTERS.index(head.group(1)) + 1
     if len(set(letters)) == 1 and not numbers:
@@ -131,6 +137,30 @@ def _choice_in(block: str) -> int | None:
     if not letters and len(set(numbers)) == 1 and not _CLIP.search(block):
         return int(numbers[0])
     return None
+
+
+# "A or C", "B, C", "B/C": a second option offered beside the first
+_ANOTHER = re.compile(
+    r"(?:\s{1,3}(?:or|and|vs\.?)\s{1,3}|\s{0,3}[,/&]\s{0,3})(?:option\s?)?\(?[A-H](?![A-Za-z])"
+)
+# "A: wrong ... C: right": a verdict per option; the one judged right is the answer
+_VERDICT = re.compile(
+    r"(?<![A-Za-z])(?:[Oo]ption\s?)?\(?([A-H])\)?\s{0,3}(?:[:.)=]|[-–—]|\bis\b)\s{0,3}[*_]{0,2}"
+    r"\s{0,3}(?P<no>(?:[Nn]ot|[Ii]n)\s?)?(?P<word>[Cc]orrect|[Rr]ight|[Tt]rue|[Ww]rong|[Ff]alse)\b"
+)
+
+
+def _verdicts(text: str) -> int | None:
+    """The option judged right when two or more options get a verdict ("A: wrong", "C:
+    correct", "B is incorrect"); 0 when not exactly one is; None with fewer verdicts."""
+    judged: dict[str, bool] = {}
+    for m in _VERDICT.finditer(text):
+        right = m.group("word").lower() in ("correct", "right", "true") and not m.group("no")
+        judged[m.group(1)] = judged.get(m.group(1), False) or right
+    if len(judged) < 2:
+        return None
+    right = [letter for letter, ok in judged.items() if ok]
+    return LETTERS.index(right[0]) + 1 if len(right) == 1 else 0
 
 
 def parse_pairwise(text: str | None, labels: Sequence[int]) -> int | None:
@@ -155,7 +185,13 @@ def _pair_in(block: str, shown: list[int]) -> int | None:
         return int(m.group(1))
     named = {int(x) for x in _CLIP.findall(block)}
     if named:
-        return shown.index(named.pop()) + 1 if len(named) == 1 and named <= set(shown) else None
+        later = _LATER.search(block)
+        if len(named) != 1 or not named <= set(shown) or _NEGATION.search(block):
+            return None  # "not Video 4": which came first is not said
+        if later and not later.group("verb"):
+            return None  # "Video 4 (second)": the clip shown second, or the later one?
+        at = shown.index(named.pop()) + 1
+        return 3 - at if later else at  # "Video 4 came second": the other one
     ordinals = {
         w.lower()[0] for w in _ORDINAL.findall(_CAME_FIRST.sub(" ", block))
     }  # "f"/"1" or "s"/"2"
@@ -167,6 +203,20 @@ def _pair_in(block: str, shown: list[int]) -> int | None:
         value = int(numbers.pop())
         return shown.index(value) + 1 if value in shown else value
     return None
+
+
+_CLIP_NAMED = r"(?<![a-z0-9])(?:video|clip)[\s_#:.-]{0,3}\d+"
+_PAST_VERB = r"(?:happened|happens|came|comes|occurred|occurs|was|is|goes|went|did|does)"
+# "not Video 4", "Video 4 did not happen first", "Video 4 isn't first"
+_NEGATION = re.compile(
+    rf"\b(?:not|never)\s{{1,3}}{_CLIP_NAMED}|{_CLIP_NAMED}\s{{1,3}}{_PAST_VERB}?(?:\s{{1,3}}not\b|n't\b)",
+    re.IGNORECASE,
+)
+# "Video 4 happened later", "Video 4 comes second": the other clip came first
+_LATER = re.compile(
+    rf"{_CLIP_NAMED}\W{{0,3}}(?P<verb>{_PAST_VERB}\s{{1,3}})?(?:later|last|second|after|afterwards|next)\b",
+    re.IGNORECASE,
+)
 
 
 def _reference(ref: Any, index: int) -> tuple[int, int, list[int]]:

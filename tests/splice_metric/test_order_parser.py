@@ -163,9 +163,10 @@ REASONING = (
         ),
         # the last stated order counts (reasoning often tries one first)
         ("At first the order seems to be 1, 2, 3. Looking again, the order is 3, 1, 2.", [3, 1, 2]),
-        # the tags still win over everything around them
+        # the tags win over what comes before them
         (REASONING + "The order is 1, 2, 3. <order>Video 3, Video 1, Video 2</order>", [3, 1, 2]),
-        ("<order>Video 2, Video 1</order>\nFinal answer: 1-2", [2, 1]),
+        # issue 40: an order stated after the tags corrects them (the last committed answer)
+        ("<order>Video 2, Video 1</order>\nFinal answer: 1-2", [1, 2]),
         ("<order>3-1-2</order>", [3, 1, 2]),
         # bare forms
         ("Video 2 -> Video 1 -> Video 3", [2, 1, 3]),
@@ -302,3 +303,40 @@ def test_never_raises_on_any_two_positions_in_any_wrapper() -> None:
             text = wrapper.format(first + separator + second)
             got = parse_order(text)
             assert got is None or all(type(x) is int for x in got), text
+
+
+# --- issue 40: where the new readers stop (each case pins a choice the property test leaves) --
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # clips described in the order shown, in sentences, and no order given: descriptions
+        ("Video 1: The man lifts the car.\nVideo 2: He fits the tire.\nVideo 3: He drives.", None),
+        ("- Video 3: jacking up\n- Video 1: removing the tire\n- Video 2: fitting it", [3, 1, 2]),
+        # the same order said twice is one answer; one clip alone is no second candidate
+        ("The correct order is Video 3, Video 1, Video 2, or 3-1-2.", [3, 1, 2]),
+        (
+            "<order>3, 1, 2</order> Alternatively, one might think Video 1 comes first, but no.",
+            [3, 1, 2],
+        ),  # fmt: skip
+        ("Answer: 3, 1, 2. Or rather, 3, 2, 1.", None),  # two orders: no one committed
+        # the shown order named before the answer's cue is no answer
+        ("The videos are presented in order 1, 2, 3 but the correct order is 3, 1, 2.", [3, 1, 2]),
+        ("The clips are shown as: Video 1, Video 2, Video 3.", None),
+        # markers are positions, whatever their form
+        ("1 - Video 3\n2 - Video 1\n3 - Video 2", [3, 1, 2]),
+        (
+            "**1. Video 3**: jacking up\n**2. Video 1**: removing\n**3. Video 2**: fitting",
+            [3, 1, 2],
+        ),
+        ("3) Video 2\n1) Video 3\n2) Video 1", [3, 1, 2]),
+        ("1) Video 3\n1) Video 1\n3) Video 2", None),  # a position twice
+        ("I think it's 3, 1, 2.", [3, 1, 2]),
+        # a caption that names a clip, unbracketed: not told from an item
+        ("Video 2: rinse Video 4 pots, Video 1: spray", None),
+        ("<think>draft</think>", None),  # nothing after the draft
+    ],
+)
+def test_issue_40_readers_stop_where_the_answer_does(text: str, expected: list[int] | None) -> None:
+    assert parse_order(text) == expected

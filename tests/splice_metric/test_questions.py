@@ -24,6 +24,13 @@ from splice_metric import parse_choice, parse_pairwise, score_questions
         ("B", 2),
         ("<answer>Video 2, Video 1</answer>", None),  # an order, not a letter
         ("Either A or B, hard to say", None),
+        # issue 40: one option committed to, or none
+        ("A or C", None),
+        ("The answer is B, C", None),
+        ("The answer is B, since A and C show the end.", 2),  # other letters in its reason
+        ("A: wrong. B: incorrect. C: correct. D: not right.", 3),
+        ("A: right. B: wrong. C: right.", None),  # two judged right
+        ("Reasoning: A: wrong, B: wrong, D: correct. <answer>B</answer>", 2),  # the tag wins
         ("A video has been cut into clips and the order seems unclear to me overall.", None),
         ("", None),
         (None, None),
@@ -47,6 +54,13 @@ def test_parse_choice(text, expected):
         ("<answer>1</answer>", [3, 5], 1),  # else the option number
         ("option 2", [2, 1], 2),  # "option N" is always the option
         ("Video 3 or Video 5, both plausible", [3, 5], None),
+        # issue 40: the other clip, or unparsed; never the clip named as first
+        ("Video 5 happened later.", [3, 5], 1),
+        ("<answer>Video 3 comes second</answer>", [3, 5], 2),
+        ("not Video 5", [3, 5], None),
+        ("Video 5 did not happen first", [3, 5], None),
+        ("Video 5 (second)", [3, 5], None),  # the clip shown second, or the later one?
+        ("The answer is Video 3; I am not fully sure", [3, 5], 1),
         ("It is hard to say which of the clips came before the other one here.", [3, 5], None),
         (None, [3, 5], None),
     ],
