@@ -5,7 +5,7 @@ own "Video k" heading.
 
 Each family is a tiny random-weight checkpoint (tests/support/tiny_checkpoints.py --toolkit:
 transformers' config classes, a tokenizer trained here, the real processor classes; nothing
-downloaded), built once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval``
+downloaded), built once per session in ``.venv-models``. Each case runs ``lmms-eval eval``
 there as a user would, from the repository root, with ``--include_path lmms_eval_tasks``;
 tests/support/lmms_record/ (a ``sitecustomize``) records what the model's ``generate`` received: the
 prompt's tokens and the processor's tensors. The verdicts are read from that record, never

@@ -3,8 +3,8 @@ by lmms-eval's own task registry.
 
 lmms-eval cannot live in the project's venv (it pins PyAV < 16, which the project's video
 code is not built against, and it needs torch), so the registry test runs
-tests/support/lmms_probe.py with the Python of a separate venv made by ``make lmms-venv``
-(``.venv-lmms``; or set ``SPLICE_LMMS_PYTHON``). The other tests need no lmms-eval.
+tests/support/lmms_probe.py with the Python of a separate venv made by ``make models-venv``
+(``.venv-models``; or set ``SPLICE_LMMS_PYTHON``). The other tests need no lmms-eval.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`splice vlmeval` end to end on the demo build, in VLMEvalKit's own venv (``make
-vlmeval-venv``: ms-vlmeval, with torch; or set SPLICE_VLMEVAL_PYTHON): with test-only echo
+models-venv``: ms-vlmeval, with torch; or set SPLICE_VLMEVAL_PYTHON): with test-only echo
 models (tests/support/vlmeval_probe.py, no weights) and with VLMEvalKit's OpenAI-compatible
 API model (``--base-url``) pointed at a scripted server on 127.0.0.1; clips as videos and as frames.
 Each prompt must hold its row's clips, each after its label, and VLMEvalKit's scores must be

@@ -3,7 +3,7 @@ the paper's model families the toolkit feeds correctly with several clips, measu
 
 Each family is a tiny random-weight checkpoint (tests/support/tiny_checkpoints.py --toolkit,
 built in
-``.venv-vlmeval``, nothing downloaded), named for VLMEvalKit as its own config.py names a
+``.venv-models``, nothing downloaded), named for VLMEvalKit as its own config.py names a
 checkpoint (tests/support/vlmeval_models_probe.py, which also lets the GPU-only classes run on this
 CPU: device calls only). Each class runs ``splice vlmeval`` end to end on two variants, the
 paper's 1 fps with captions and 16 frames without; tests/support/lmms_record/ records what the
