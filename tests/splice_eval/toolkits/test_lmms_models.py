@@ -5,7 +5,7 @@ own "Video k" heading.
 
 Each family is a tiny random-weight checkpoint (tests/support/tiny_checkpoints.py --toolkit:
 transformers' config classes, a tokenizer trained here, the real processor classes; nothing
-downloaded), built once per session in ``.venv-models``. Each case runs ``lmms-eval eval``
+downloaded), built once per test run in ``.venv-models``. Each case runs ``lmms-eval eval``
 there as a user would, from the repository root, with ``--include_path lmms_eval_tasks``;
 tests/support/lmms_record/ (a ``sitecustomize``) records what the model's ``generate`` received: the
 prompt's tokens and the processor's tensors. The verdicts are read from that record, never
@@ -32,7 +32,6 @@ from splice_eval.run import prompts
 from tests.support.lmms_tasks import lmms_env, run_lmms
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import lmms_python
-from tests.support.tiny_checkpoints import PRINTED
 
 RECORDER = SUPPORT / "lmms_record"
 TASK = "splice_video_text"
@@ -114,20 +113,9 @@ def lmms() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_vlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """Every family's checkpoint, built once per session in lmms-eval's venv."""
-    python = lmms_python("transformers")
-    root = tmp_path_factory.mktemp("tiny-vlms")
-    proc = subprocess.run(
-        [str(python), str(SUPPORT / "tiny_checkpoints.py"), str(root), "--toolkit"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**lmms_env(root, root), "HF_HUB_OFFLINE": "1"},
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return json.loads(lines[-1].split(" ", 1)[1])
+def tiny_vlms(toolkit_checkpoints: dict[str, dict]) -> dict[str, dict]:
+    """Every family's checkpoint (the toolkits' conftest builds them once per run)."""
+    return toolkit_checkpoints
 
 
 @dataclass(frozen=True)
