@@ -158,7 +158,7 @@ test-plan:
 test: test-plan $(STAMP) $(TORCH_STAMP) $(MODELS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(REQUIRE) $(PY) -m pytest -q -rs -p no:cacheprovider -n 2 --durations=25 --junitxml=$(TEST_REPORT)
+	$(REQUIRE) $(PY) -m pytest -q -rs -p no:cacheprovider -n 2 --dist loadscope --durations=25 --junitxml=$(TEST_REPORT)
 
 # Disk used by each environment and the slowest 20 tests of the last `make test`.
 ci-cost: $(CORE_STAMP)
