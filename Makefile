@@ -127,10 +127,11 @@ $(FFMPEG):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
 
-# What `make test` will install, said before it starts (times measured on this 2-core
-# machine with pip reading the wheels from its local disk; a download adds to them).
+# What `make test` will install, said before it starts: each target `make -q` finds out of
+# date (times measured on this 2-core machine with pip reading the wheels from its local
+# disk; a download adds to them).
 define TEST_PLAN
-need() { [ -e "$$1" ] || echo "   - $$2"; }
+need() { $(MAKE) -s -q "$$1" 2>/dev/null || echo "   - $$2"; }
 { need $(STAMP) "$(VENV): the project and .[test] (Ray, Gradio, Playwright...; 1.3 GB, ~2 min)"; \
   need $(TORCH_STAMP) "$(TORCH_VENV): torch (CUDA build, run on the CPU), transformers, lmms-eval, VLMEvalKit (7.0 GB, ~5 min)"; \
   need $(MODELS_STAMP) "$(MODELS_VENV): this project over $(TORCH_VENV) through a .pth file (26 MB, ~10 s)"; \
