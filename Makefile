@@ -6,34 +6,57 @@ PY := $(VENV)/bin/python
 CORE_STAMP := $(VENV)/.splice-core-installed
 STAMP := $(VENV)/.splice-installed
 
-# lmms-eval in its own venv, with this project installed and what lmms-eval's real model
-# classes need (tests/splice_eval/toolkits/test_lmms_models.py runs them on tiny checkpoints of each family): it
-# pins PyAV<16 and needs torch, so it cannot share .venv. Measured here: torch 2.13.0 (the
-# CPU wheel on this machine's disk) has no working torchvision: PyPI's and the index's
-# 0.28.0 are CUDA builds (`torchvision::nms does not exist`, libc10_cuda.so missing), and
-# transformers' video processors need torchvision. torch 2.14.1 + torchvision 0.29.1 (a
-# CUDA build that runs on CPU, from this machine's index) work. transformers' video
-# processors read a clip's file with torchcodec, which needs Debian's FFmpeg libraries;
-# qwen-vl-utils reads it with decord.
-LMMS_VENV ?= .venv-lmms
-# (a new stamp name: a .venv-lmms made before the model classes ran gets them)
-LMMS_STAMP := $(LMMS_VENV)/.splice-lmms-models-installed
-# filelock<4: lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed.
-LMMS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 torchcodec==0.14.0 \
+# ONE environment for everything that needs torch (the local backend, lmms-eval's model
+# classes, VLMEvalKit): torch is 5.5 GB of the about 9 GB `make test` installs, so it is
+# installed once.
+# - .venv-torch: torch, torchvision, transformers, lmms-eval and VLMEvalKit, and NOT this
+#   project (a toolkit run there sees what the toolkit's user has; tests/support/side_venvs.py's
+#   torch_python).
+# - .venv-models: a thin venv (26 MB) that sees .venv-torch's packages through a .pth file in
+#   its own site-packages, with this project installed editable: the local backend
+#   (tests/splice_eval/run/local), lmms-eval through our task (its bin/lmms-eval runs this
+#   venv's Python) and `splice vlmeval` (tests/splice_eval/toolkits).
+# Pins, measured here:
+# - torch 2.14.1 + torchvision 0.29.1: the only pair on this machine's disk that loads (torch
+#   2.13.0's CPU wheel has no working torchvision: 0.28.0 is a CUDA build, `torchvision::nms
+#   does not exist`); the CUDA build runs on the CPU. transformers' video processors need
+#   torchvision.
+# - transformers 5.24.0: the one pin for all three. lmms-eval 0.7.3 accepts it (its venv
+#   had 5.18.0 only because that was the first found to work), VLMEvalKit's import and model
+#   classes need >= 5.24 (VLMEVAL_DEPS was found with it), and the local backend needs >= 5.17.
+# - av<16 (lmms-eval pins PyAV below 16; the project allows >= 14), filelock<4 (lmms-eval
+#   0.7.3 imports filelock._api, which filelock 4 removed).
+# - torchcodec (transformers' video processors read a clip's file with it; it needs Debian's
+#   FFmpeg libraries), decord and qwen-vl-utils (Qwen's readers), num2words (SmolVLM).
+# - VLMEvalKit (PyPI's ms-vlmeval) without its ~70 declared dependencies (models, judges and
+#   metrics SPLICE never calls): VLMEVAL_DEPS is what its import and a run of SPLICE need,
+#   found by importing it until it imported, resolved together with lmms-eval.
+TORCH_VENV ?= .venv-torch
+TORCH_STAMP := $(TORCH_VENV)/.splice-torch-installed
+TORCH_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.24.0 torchcodec==0.14.0 \
 	decord==0.6.0 qwen-vl-utils==0.0.14 num2words==0.5.14 "filelock<4" "av<16"
+LMMS_EVAL := lmms-eval==0.7.3
+VLMEVAL := ms-vlmeval==0.0.20
+VLMEVAL_DEPS := tabulate==0.10.0 termcolor==3.3.0 validators==0.36.0 \
+  sty==1.0.6 pillow==13.0.0 openai==3.57.0 pydantic==2.14.4 pydantic_core==2.50.5 \
+  typing-inspection==0.4.5 annotated-types==0.8.0 sniffio==1.3.1 portalocker==4.4.2 \
+  timeout-decorator==0.5.0 Levenshtein==0.27.5 RapidFuzz==3.14.6 joblib==1.6.0 \
+  cloudpickle==3.1.3 xlsxwriter==3.3.1 openpyxl==3.1.5 et_xmlfile==2.0.0 \
+  accelerate==1.15.0 psutil==7.2.2 antlr4-python3-runtime==4.11.1 imageio==2.38.2 \
+  jieba==0.42.1 json_repair==0.64.6 latex2sympy2_extended==1.11.0 math-verify==0.9.0 \
+  nltk==3.10.4 opencv-python-headless==5.0.0.93 pylatexenc==2.11 \
+  regex==2026.11.19 rouge==1.0.1 six==1.17.0 scikit-learn==1.9.1 \
+  scipy==1.17.1 threadpoolctl==3.8.0 narwhals==2.29.0 \
+  safetensors==0.8.0 tokenizers==0.23.3 typer==0.29.2 shellingham==1.5.4 rich==15.0.0 \
+  markdown-it-py==4.3.0 mdurl==0.1.2 Pygments==2.21.0
 FFMPEG := /usr/bin/ffmpeg
 
-# `splice run --backend transformers` with real model classes (tests/splice_eval/run/local/test_transformers_backend.py
-# builds tiny checkpoints of each family and runs them on the demo build): transformers'
-# video processors need torchvision, and no torchvision wheel here loads beside torch
-# 2.13's CPU build (0.28.0 is a CUDA build: `libc10_cuda.so` missing, then
-# "operator torchvision::nms does not exist"; 0.29 fails the same way), so this is the
-# CUDA build of torch 2.14.1 with its torchvision 0.29.1 (both on this machine's disk; they
-# run on the CPU; the venv is about 5.9 GB), transformers pinned, num2words (SmolVLM's
-# processor imports it), and the project itself.
 MODELS_VENV ?= .venv-models
 MODELS_STAMP := $(MODELS_VENV)/.splice-models-installed
-MODELS_PINS := torch==2.14.1 torchvision==0.29.1 transformers==5.18.0 num2words==0.5.14
+# The .pth line: .venv-torch's site-packages, found from this venv's own prefix (the clone
+# may move), added with its own .pth files.
+TORCH_PTH := import os, site, sys; site.addsitedir(os.path.join(sys.prefix, os.pardir, \
+	'$(TORCH_VENV)', 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'))
 
 # The metric's Space as the Hub builds it (tests/splice_metric/test_app.py serves app.py from it): a
 # fresh venv with exactly gradio at the card's sdk_version and splice_metric/requirements.txt.
@@ -41,33 +64,13 @@ SPACE_VENV ?= .venv-space
 SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
 SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
-# The lowest `datasets` setup.cfg allows, in its own venv (tests/project/test_floor.py runs the
-# loading tests there): the project and its other dependencies as pip resolves them.
-# VLMEvalKit (PyPI's ms-vlmeval) in its own venv (tests/splice_eval/toolkits/test_vlmeval.py runs `splice vlmeval`
-# there on the demo build). Its import needs torchvision, and no torchvision on this machine
-# loads beside the CPU torch 2.13.0 (torchvision 0.28.0 is a CUDA build that needs
-# libtorch_cuda), so it takes the on-disk torch 2.14.1 + torchvision 0.29.1 pair. The
-# toolkit itself is installed without its ~70 declared dependencies (models, judges and
-# metrics SPLICE never calls): VLMEVAL_DEPS is what its import and a run of SPLICE need,
-# found by importing it until it imported, pinned as found. Measured here: 6.6 GB, built
-# in 2 min 20 s with a warm pip cache (11.5 min on a busy disk).
-VLMEVAL_VENV ?= .venv-vlmeval
-VLMEVAL_STAMP := $(VLMEVAL_VENV)/.splice-vlmeval-installed
-VLMEVAL_DEPS := ms-vlmeval==0.0.20 tabulate==0.10.0 termcolor==3.3.0 validators==0.36.0 \
-  sty==1.0.6 pillow==13.0.0 openai==3.57.0 pydantic==2.14.4 pydantic_core==2.50.5 \
-  typing-inspection==0.4.5 annotated-types==0.8.0 sniffio==1.3.1 portalocker==4.4.2 \
-  timeout-decorator==0.5.0 Levenshtein==0.27.5 RapidFuzz==3.14.6 joblib==1.6.0 \
-  cloudpickle==3.1.3 decord==0.6.0 xlsxwriter==3.3.1 openpyxl==3.1.5 et_xmlfile==2.0.0 \
-  accelerate==1.15.0 psutil==7.2.2 antlr4-python3-runtime==4.11.1 imageio==2.38.2 \
-  jieba==0.42.1 json_repair==0.64.6 latex2sympy2_extended==1.11.0 math-verify==0.9.0 \
-  nltk==3.10.4 num2words==0.5.14 opencv-python-headless==5.0.0.93 pylatexenc==2.11 \
-  qwen-vl-utils==0.0.14 regex==2026.11.19 rouge==1.0.1 six==1.17.0 scikit-learn==1.9.1 \
-  scipy==1.17.1 threadpoolctl==3.8.0 narwhals==2.29.0 transformers==5.24.0 \
-  safetensors==0.8.0 tokenizers==0.23.3 typer==0.29.2 shellingham==1.5.4 rich==15.0.0 \
-  markdown-it-py==4.3.0 mdurl==0.1.2 Pygments==2.21.0
-
+# The lowest `datasets` setup.cfg allows (tests/project/test_floor.py runs the loading tests
+# there): a thin venv over .venv (a .pth file, as .venv-models over .venv-torch) holding only
+# what pip changes for that release (datasets, and what it pins lower: 43 MB).
 FLOOR_VENV ?= .venv-floor
 FLOOR_STAMP := $(FLOOR_VENV)/.splice-floor-installed
+BASE_PTH := import os, site, sys; site.addsitedir(os.path.join(sys.prefix, os.pardir, \
+	'$(VENV)', 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'))
 DATASETS_FLOOR := $(shell sed -n 's/^ *datasets>=\([0-9.]*\).*/\1/p' setup.cfg)
 
 # Debian's Chromium for the annotation page's browser tests (tests/splice_eval/human/app/test_app_browser.py,
@@ -79,7 +82,8 @@ CHROMIUM := /usr/bin/chromium
 # the same way; every Debian package ships its copyright file, the target's stamp.
 OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv models-venv vlmeval-venv readme chromium opencv-doc
+.PHONY: demo test test-plan ci-cost lint format bench clean torch-venv lmms-venv space-venv floor-venv models-venv \
+	vlmeval-venv readme chromium opencv-doc
 
 # `make demo` needs the package and its core dependencies only (datasets, evaluate, PyAV,
 # pyarrow); `make test` adds the test toolchain (.[test]: Ray, Gradio, Playwright, ruff,
@@ -117,16 +121,49 @@ $(OPENCV_DOC):
 
 opencv-doc: $(OPENCV_DOC)
 
-# Debian's FFmpeg (its libraries are what torchcodec in .venv-lmms decodes with); installed
+# Debian's FFmpeg (its libraries are what torchcodec in .venv-torch decodes with); installed
 # with apt like Chromium.
 $(FFMPEG):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(MODELS_STAMP) $(VLMEVAL_STAMP) $(CHROMIUM) $(OPENCV_DOC)
+# What `make test` will install, said before it starts: each target `make -q` finds out of
+# date (times measured on this 2-core machine with pip reading the wheels from its local
+# disk; a download adds to them).
+define TEST_PLAN
+need() { $(MAKE) -s -q "$$1" 2>/dev/null || echo "   - $$2"; }
+{ need $(STAMP) "$(VENV): the project and .[test] (Ray, Gradio, Playwright...; 1.3 GB, ~2 min)"; \
+  need $(TORCH_STAMP) "$(TORCH_VENV): torch (CUDA build, run on the CPU), transformers, lmms-eval, VLMEvalKit (7.0 GB, ~5 min)"; \
+  need $(MODELS_STAMP) "$(MODELS_VENV): this project over $(TORCH_VENV) through a .pth file (26 MB, ~10 s)"; \
+  need $(SPACE_STAMP) "$(SPACE_VENV): gradio $(SPACE_GRADIO), the metric Space's (0.6 GB, ~1 min)"; \
+  need $(FLOOR_STAMP) "$(FLOOR_VENV): datasets $(DATASETS_FLOOR) over $(VENV) through a .pth file (43 MB, ~20 s)"; \
+  need $(CHROMIUM) "apt: chromium (the annotation page's browser tests)"; \
+  need $(OPENCV_DOC) "apt: opencv-doc (tree.avi, real variable-rate footage)"; \
+  need $(FFMPEG) "apt: ffmpeg (torchcodec's libraries)"; } > .make-test-plan
+if [ -s .make-test-plan ]; then echo "== make test will install (all environments together: about 9 GB):"; \
+  cat .make-test-plan; else echo "== make test: every environment is installed"; fi
+rm -f .make-test-plan
+echo "== then ruff and pytest on 2 workers (pytest-xdist): about $(TEST_MINUTES) min on 2 cores"
+endef
+export TEST_PLAN
+TEST_MINUTES := 20
+# The run's per-test durations, for `make ci-cost` (bench/ci_cost.py).
+TEST_REPORT := .pytest-report.xml
+REQUIRE := SPLICE_REQUIRE_TORCH=1 SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 \
+	SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_NO_SKIPS=1
+
+test-plan:
+	@bash -c "$$TEST_PLAN"
+
+# test-plan first: make builds the prerequisites in the order listed.
+test: test-plan $(STAMP) $(TORCH_STAMP) $(MODELS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider --durations=25
+	$(REQUIRE) $(PY) -m pytest -q -rs -p no:cacheprovider -n 2 --dist loadscope --durations=25 --junitxml=$(TEST_REPORT)
+
+# Disk used by each environment and the slowest 20 tests of the last `make test`.
+ci-cost: $(CORE_STAMP)
+	$(PY) bench/ci_cost.py --report $(TEST_REPORT)
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -143,24 +180,31 @@ clean:
 readme: $(STAMP)
 	$(PY) -m splice_build.output.readme --out README.md
 
-$(LMMS_STAMP): setup.cfg pyproject.toml | $(FFMPEG)
-	$(PYTHON) -m venv $(LMMS_VENV)
-	$(LMMS_VENV)/bin/pip install -q -U pip
-	$(LMMS_VENV)/bin/pip install -q lmms-eval==0.7.3 $(LMMS_PINS)
-	# The project itself (the task's utils.py imports splice_dataset and splice_metric).
-	$(LMMS_VENV)/bin/pip install -q -e . $(LMMS_PINS)
-	touch $(LMMS_STAMP)
+$(TORCH_STAMP): | $(FFMPEG)
+	@echo "== make: creating $(TORCH_VENV) (torch, transformers, lmms-eval, VLMEvalKit; ~5 min)"
+	$(PYTHON) -m venv --clear $(TORCH_VENV)
+	$(TORCH_VENV)/bin/pip install -q -U pip
+	$(TORCH_VENV)/bin/pip install -q $(LMMS_EVAL) $(TORCH_PINS) $(VLMEVAL_DEPS)
+	$(TORCH_VENV)/bin/pip install -q --no-deps $(VLMEVAL)
+	touch $(TORCH_STAMP)
 
-lmms-venv: $(LMMS_STAMP)
+torch-venv: $(TORCH_STAMP)
 
-$(MODELS_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(MODELS_VENV)
+# The project over .venv-torch: pip sees .venv-torch's packages through the .pth file, so it
+# installs only the project (the pins keep it from touching them). bin/lmms-eval is
+# .venv-torch's, run by this venv's Python.
+$(MODELS_STAMP): $(TORCH_STAMP) setup.cfg pyproject.toml
+	$(PYTHON) -m venv --clear $(MODELS_VENV)
 	$(MODELS_VENV)/bin/pip install -q -U pip
-	$(MODELS_VENV)/bin/pip install -q $(MODELS_PINS)
-	$(MODELS_VENV)/bin/pip install -q -e ".[models]" $(MODELS_PINS)
+	echo "$(TORCH_PTH)" > "$$($(MODELS_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/splice_torch_env.pth"
+	$(MODELS_VENV)/bin/pip install -q -e ".[models]" $(TORCH_PINS)
+	sed '1s|.*|#!$(abspath $(MODELS_VENV))/bin/python|' $(TORCH_VENV)/bin/lmms-eval > $(MODELS_VENV)/bin/lmms-eval
+	chmod +x $(MODELS_VENV)/bin/lmms-eval
 	touch $(MODELS_STAMP)
 
 models-venv: $(MODELS_STAMP)
+# The names of the venvs this one replaced (lmms-eval's, VLMEvalKit's).
+lmms-venv vlmeval-venv: $(MODELS_STAMP)
 
 $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 	$(PYTHON) -m venv --clear $(SPACE_VENV)
@@ -170,21 +214,11 @@ $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 
 space-venv: $(SPACE_STAMP)
 
-$(FLOOR_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(FLOOR_VENV)
+$(FLOOR_STAMP): $(STAMP)
+	$(PYTHON) -m venv --clear $(FLOOR_VENV)
 	$(FLOOR_VENV)/bin/pip install -q -U pip
-	$(FLOOR_VENV)/bin/pip install -q -e . "datasets==$(DATASETS_FLOOR)" "pytest>=8"
+	echo "$(BASE_PTH)" > "$$($(FLOOR_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/splice_base_env.pth"
+	$(FLOOR_VENV)/bin/pip install -q "datasets==$(DATASETS_FLOOR)" "pytest>=8"
 	touch $(FLOOR_STAMP)
 
 floor-venv: $(FLOOR_STAMP)
-
-$(VLMEVAL_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv --clear $(VLMEVAL_VENV)
-	$(VLMEVAL_VENV)/bin/pip install -q -U pip
-	$(VLMEVAL_VENV)/bin/pip install -q torch==2.14.1 torchvision==0.29.1
-	$(VLMEVAL_VENV)/bin/pip install -q --no-deps $(VLMEVAL_DEPS)
-	# The project itself: splice_eval.toolkits.vlmeval is the dataset class the toolkit runs.
-	$(VLMEVAL_VENV)/bin/pip install -q -e . torch==2.14.1
-	touch $(VLMEVAL_STAMP)
-
-vlmeval-venv: $(VLMEVAL_STAMP)

@@ -11,6 +11,7 @@ import pytest
 
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
 from splice_dataset import DEFAULT_BUILD_DIR
+from tests.support.once import build_once
 from tests.support.paths import DATA
 
 # COIN source files that only the tests read (the per-video summary of all 11,827 videos,
@@ -84,14 +85,18 @@ def city_mpg() -> Path:
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A complete SPLICE build of the bundled demo (real COIN annotations, stand-in videos).
 
-    Built once per test session with the real pipeline; tests must not modify it (copy it
+    Built once per test run with the real pipeline (``build_once``: one build for every
+    pytest-xdist worker); tests must not modify it (copy it
     first). Layout: README.md, one folder of shards per config (video_text/, video/, text/
     test-*.parquet), build_report.json.
     """
     from splice_build.demo.run import build_demo
 
-    root = tmp_path_factory.mktemp("demo")
-    return build_demo(out_dir=root / DEFAULT_BUILD_DIR, work_dir=root / "work", workers=2)
+    def make(root: Path) -> str:
+        out = build_demo(out_dir=root / DEFAULT_BUILD_DIR, work_dir=root / "work", workers=2)
+        return str(out)
+
+    return Path(build_once(tmp_path_factory, "demo", make))
 
 
 @pytest.fixture(scope="session")
@@ -113,21 +118,20 @@ def demo_ids(demo_build: Path) -> list[str]:
 def subset_build(tmp_path_factory: pytest.TempPathFactory, sources: Path, demo_ids: list[str]):
     """``subset_build(n)``: ``(out, work)`` of one build of the first ``n`` demo videos with
     the tests' defaults (``build_helpers.config``: seed 0, one worker, validated), made once
-    per session for each ``n``. Tests only read it; a test that changes or rebuilds it works
-    on ``build_helpers.copy_build`` of it."""
+    per test run for each ``n`` (``build_once``). Tests only read it; a test that changes or
+    rebuilds it works on ``build_helpers.copy_build`` of it."""
     from splice_build.running.pipeline import run_build
     from tests.support.build_helpers import config, subset_annotations
 
-    made: dict[int, tuple[Path, Path]] = {}
+    def make(n: int, root: Path) -> list[str]:
+        annotations = subset_annotations(root, demo_ids[:n])
+        out, work = root / "splice", root / "splice-work"
+        assert run_build(config(annotations, sources, out, work=work)).problems == []
+        return [str(out), str(work)]
 
     def build(n: int) -> tuple[Path, Path]:
-        if n not in made:
-            root = tmp_path_factory.mktemp(f"subset-{n}")
-            annotations = subset_annotations(root, demo_ids[:n])
-            out, work = root / "splice", root / "splice-work"
-            assert run_build(config(annotations, sources, out, work=work)).problems == []
-            made[n] = out, work
-        return made[n]
+        out, work = build_once(tmp_path_factory, f"subset-{n}", lambda root: make(n, root))
+        return Path(out), Path(work)
 
     return build
 

@@ -30,7 +30,7 @@ from splice_build.cli import SUBCOMMANDS, subcommand_parser
 from splice_dataset import DEFAULT_BUILD_DIR
 from tests.support.paths import REPO
 from tests.support.release_folder import IMPORTED, make_release
-from tests.support.side_venvs import lmms_python
+from tests.support.side_venvs import torch_python
 
 # import name -> checkout folder, as setup.py maps them
 INSTALLED_FOLDERS = {
@@ -256,11 +256,12 @@ def test_import_release_runs_from_the_wheel(installed, tmp_path):
 
 
 def test_lmms_eval_runs_the_installed_task_folder(installed, wheel_demo, tmp_path):
-    """lmms-eval (its own venv: it pins PyAV < 16 and needs torch) with the task folder
+    """lmms-eval (.venv-torch: it pins PyAV < 16 and needs torch; this project is not
+    installed there) with the task folder
     `splice lmms-tasks` prints from the wheel's venv, the wheel's modules importable (and
     nothing of the checkout), run in the folder `splice demo` wrote ./splice-data into, with
     no SPLICE_DATA: the installed task finds the demo's build there by default."""
-    lmms = lmms_python()
+    lmms = torch_python("lmms_eval")
     folder = Path(run([installed.bin("splice"), "lmms-tasks"], installed.home).strip())
     assert folder.resolve().is_relative_to(installed.venv.resolve())
     assert (folder / "splice.yaml").is_file() and (folder / "utils.py").is_file()

@@ -1,6 +1,6 @@
 """The lmms-eval task folder as the tests read and run it: its YAML as lmms-eval merges it,
 its ``utils.py`` loaded from the file, its docs made from a build, and ``lmms-eval`` run from
-the repository in its own venv (``.venv-lmms``). The task's tests, its question and probe
+the repository in its own venv (``.venv-models``). The task's tests, its question and probe
 variants, the model-class tests and the build-identity tests share them."""
 
 from __future__ import annotations

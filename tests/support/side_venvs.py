@@ -1,8 +1,19 @@
-"""The Python of one of the side venvs that `make test` builds beside `.venv` (lmms-eval's,
-the metric Space's, the datasets floor's, torch + transformers' for the local model backend,
-and VLMEvalKit's): each peer tool needs an environment the project's own cannot be. Under
-`make test` (its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails the test; elsewhere
-the test is skipped with the command that makes it."""
+"""The Python of one of the side venvs that `make test` builds beside `.venv`: each peer tool
+needs an environment the project's own cannot be. Everything that needs torch shares one
+install of it (the Makefile says why each pin is what it is):
+
+- ``.venv-torch`` (``make torch-venv``): torch, torchvision, transformers, lmms-eval and
+  VLMEvalKit, and NOT this project: a toolkit run there sees only what a user of the toolkit
+  has (``torch_python``);
+- ``.venv-models`` (``make models-venv``): a thin venv that sees ``.venv-torch``'s packages
+  through a ``.pth`` file, with this project installed editable: the local backend, lmms-eval
+  through our task, ``splice vlmeval`` (``models_python``, ``lmms_python``,
+  ``vlmeval_python``);
+- ``.venv-space`` (the metric Space's gradio) and ``.venv-floor`` (``datasets`` at
+  setup.cfg's floor, over ``.venv`` through a ``.pth`` file).
+
+Under `make test` (its ``SPLICE_REQUIRE_*=1``) a missing or broken venv fails the test;
+elsewhere the test is skipped with the command that makes it."""
 
 from __future__ import annotations
 
@@ -39,16 +50,24 @@ def offline_env(tmp: Path, *first: Path, **extra: str) -> dict[str, str]:
     }
 
 
+# (python, imports) that imported once: the probe costs seconds (VLMEvalKit's import ~30 s),
+# and each module's fixture asks again.
+_IMPORTED: set[tuple[str, str]] = set()
+
+
 def side_venv_python(
     folder: str, python_env: str, require_env: str, make_target: str, imports: str
 ) -> Path:
     """``$python_env`` or ``<repo>/<folder>/bin/python``, once it imports ``imports``."""
     path = Path(os.environ.get(python_env) or REPO / folder / "bin" / "python")
+    if (str(path), imports) in _IMPORTED:
+        return path
     if path.exists():
         probe = subprocess.run(
             [str(path), "-c", f"import {imports}"], capture_output=True, text=True, timeout=300
         )
         if probe.returncode == 0:
+            _IMPORTED.add((str(path), imports))
             return path
         problem = f"{path} cannot import {imports}: {probe.stderr.strip()[-300:]}"
     else:
@@ -56,6 +75,14 @@ def side_venv_python(
     if os.environ.get(require_env) == "1":  # `make test` builds it
         pytest.fail(f"{problem}; run `make {make_target}`")
     pytest.skip(f"{problem}; run `make {make_target}` or set {python_env}")
+
+
+def torch_python(imports: str = "torch, torchvision, transformers, lmms_eval") -> Path:
+    """``.venv-torch`` (``make torch-venv``): the toolkits and torch without this project, for
+    a run that must see only what the toolkit's user has."""
+    return side_venv_python(
+        ".venv-torch", "SPLICE_TORCH_PYTHON", "SPLICE_REQUIRE_TORCH", "torch-venv", imports
+    )
 
 
 def models_python() -> Path:
@@ -71,16 +98,15 @@ def models_python() -> Path:
 
 
 def lmms_python(imports: str = "lmms_eval") -> Path:
-    """``.venv-lmms`` (``make lmms-venv``): lmms-eval, which pins PyAV<16 and needs torch, so
-    it cannot share ``.venv``; once it imports ``imports``."""
+    """``.venv-models`` with lmms-eval (which pins PyAV<16 and needs torch, so it cannot share
+    ``.venv``); its ``bin/lmms-eval`` runs this Python. Once it imports ``imports``."""
     return side_venv_python(
-        ".venv-lmms", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "lmms-venv", imports
+        ".venv-models", "SPLICE_LMMS_PYTHON", "SPLICE_REQUIRE_LMMS", "models-venv", imports
     )
 
 
 def vlmeval_python(imports: str = "vlmeval.run, splice_eval.toolkits.vlmeval") -> Path:
-    """``.venv-vlmeval`` (``make vlmeval-venv``): VLMEvalKit (``ms-vlmeval``) with torch;
-    once it imports ``imports``."""
+    """``.venv-models`` with VLMEvalKit (``ms-vlmeval``); once it imports ``imports``."""
     return side_venv_python(
-        ".venv-vlmeval", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "vlmeval-venv", imports
+        ".venv-models", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "models-venv", imports
     )

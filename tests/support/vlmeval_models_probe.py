@@ -1,7 +1,7 @@
 """Run ``splice vlmeval`` in VLMEvalKit's venv with its REAL model classes on tiny local
 checkpoints (tests/splice_eval/toolkits/test_vlmeval_models.py).
 
-Used as ``<.venv-vlmeval>/bin/python tests/support/vlmeval_models_probe.py CHECKPOINTS_JSON
+Used as ``<.venv-models>/bin/python tests/support/vlmeval_models_probe.py CHECKPOINTS_JSON
 [splice vlmeval options...]``: each ``{"name": [class, checkpoint folder, {kwargs}]}`` of
 the JSON becomes a VLMEvalKit model name, made exactly as VLMEvalKit's own
 ``vlmeval/config.py`` makes its names (``partial(vlm.<class>, model_path=...)``). What the

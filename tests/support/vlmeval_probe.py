@@ -1,7 +1,7 @@
 """Run ``splice vlmeval`` in VLMEvalKit's venv, with test-only echo models registered.
 
 Used by tests/splice_eval/toolkits/test_vlmeval.py as
-``<.venv-vlmeval>/bin/python tests/support/vlmeval_probe.py ECHO_LOG [splice vlmeval
+``<.venv-models>/bin/python tests/support/vlmeval_probe.py ECHO_LOG [splice vlmeval
 options...]``. The echo models need no weights: they write every message VLMEvalKit hands
 them (one JSON line each, to ECHO_LOG) and answer with the clip labels in the order the
 prompt showed them, so the scores are the metric's on known answers.

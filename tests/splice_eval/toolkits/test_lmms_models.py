@@ -5,7 +5,7 @@ own "Video k" heading.
 
 Each family is a tiny random-weight checkpoint (tests/support/tiny_checkpoints.py --toolkit:
 transformers' config classes, a tokenizer trained here, the real processor classes; nothing
-downloaded), built once per session in ``.venv-lmms``. Each case runs ``lmms-eval eval``
+downloaded), built once per test run in ``.venv-models``. Each case runs ``lmms-eval eval``
 there as a user would, from the repository root, with ``--include_path lmms_eval_tasks``;
 tests/support/lmms_record/ (a ``sitecustomize``) records what the model's ``generate`` received: the
 prompt's tokens and the processor's tensors. The verdicts are read from that record, never
@@ -32,7 +32,6 @@ from splice_eval.run import prompts
 from tests.support.lmms_tasks import lmms_env, run_lmms
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import lmms_python
-from tests.support.tiny_checkpoints import PRINTED
 
 RECORDER = SUPPORT / "lmms_record"
 TASK = "splice_video_text"
@@ -114,20 +113,9 @@ def lmms() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_vlms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """Every family's checkpoint, built once per session in lmms-eval's venv."""
-    python = lmms_python("transformers")
-    root = tmp_path_factory.mktemp("tiny-vlms")
-    proc = subprocess.run(
-        [str(python), str(SUPPORT / "tiny_checkpoints.py"), str(root), "--toolkit"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**lmms_env(root, root), "HF_HUB_OFFLINE": "1"},
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return json.loads(lines[-1].split(" ", 1)[1])
+def tiny_vlms(toolkit_checkpoints: dict[str, dict]) -> dict[str, dict]:
+    """Every family's checkpoint (the toolkits' conftest builds them once per run)."""
+    return toolkit_checkpoints
 
 
 @dataclass(frozen=True)
@@ -136,6 +124,7 @@ class Run:
     records: list[dict]  # one per generate call: what the model received
     samples: list[dict]  # lmms-eval's --log_samples lines
     samples_file: Path | None
+    out: Path  # lmms-eval's --output_path
 
 
 def run_class(
@@ -155,7 +144,7 @@ def run_class(
     records = [json.loads(x) for x in record.read_text().splitlines()] if record.exists() else []
     files = sorted(out.rglob(f"*_samples_{TASK}.jsonl"))
     samples = [json.loads(x) for x in files[0].read_text().splitlines()] if files else []
-    return Run(proc, records, samples, files[0] if files else None)
+    return Run(proc, records, samples, files[0] if files else None, out)
 
 
 def demo_docs(demo_build: Path) -> list[dict]:
@@ -238,13 +227,31 @@ def paper_frames(case: Case, durations: list[float], measured: dict) -> bool:
     return measured["frames"] == [PAPER_FRAMES] * len(durations)
 
 
+# A checkpoint forced to answer this after a paragraph of reasoning (the recorder replaces
+# what ``generate`` made, after the model ran on every input).
+FORCED_ANSWER = "Video 1 shows the last step.\n\nSo the order is <order>Video 2, Video 1</order>"
+
+
+@pytest.fixture(scope="module")
+def forced_run(lmms, tiny_vlms, demo_build, tmp_path_factory) -> Run:
+    """``CASES[0]``'s class forced to ``FORCED_ANSWER``: its record is what the model was
+    given, as in an unforced run (so its table row is read from it), and its samples what
+    lmms-eval scored."""
+    case = CASES[0]
+    tmp = tmp_path_factory.mktemp("lmms-forced")
+    return run_class(lmms, case, tiny_vlms[case.family]["path"], demo_build, tmp, FORCED_ANSWER)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.family}-{c.model}")
 def test_lmms_class_gives_the_family_what_the_table_says(
-    case, lmms, tiny_vlms, demo_build, tmp_path
+    case, lmms, tiny_vlms, demo_build, tmp_path, request
 ):
     built = tiny_vlms[case.family]
     assert "error" not in built, built
-    run = run_class(lmms, case, built["path"], demo_build, tmp_path)
+    if case == CASES[0]:  # the forced run: the same inputs reached the model
+        run = request.getfixturevalue("forced_run")
+    else:
+        run = run_class(lmms, case, built["path"], demo_build, tmp_path)
     log = (run.proc.stdout + run.proc.stderr)[-5000:]
     assert run.proc.returncode == 0, log  # lmms-eval exits 0 even when the model crashed
     docs = demo_docs(demo_build)
@@ -268,17 +275,15 @@ def test_lmms_class_gives_the_family_what_the_table_says(
     assert all(verdicts) is case.paper, (case, run.records[0]["prompt"][:3000])
 
 
-def test_forced_answer_is_scored_as_splice_score_scores_it(lmms, tiny_vlms, demo_build, tmp_path):
+def test_forced_answer_is_scored_as_splice_score_scores_it(forced_run, demo_build, tmp_path):
     """A checkpoint forced to answer "<order>Video 2, Video 1</order>" after a paragraph of
     reasoning: lmms-eval keeps the whole answer (no cut at the blank line) and its scores
     are what ``splice score`` gives the same samples file."""
-    case = CASES[0]
-    answer = "Video 1 shows the last step.\n\nSo the order is <order>Video 2, Video 1</order>"
-    run = run_class(lmms, case, tiny_vlms[case.family]["path"], demo_build, tmp_path, answer)
+    run, answer = forced_run, FORCED_ANSWER
     assert run.samples_file is not None, (run.proc.stdout + run.proc.stderr)[-4000:]
     answers = [s["filtered_resps"] for s in run.samples]
     assert [a[0] if isinstance(a, list) else a for a in answers] == [answer] * LIMIT
-    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    (results_file,) = run.out.rglob("*_results.json")
     results = json.loads(results_file.read_text())["results"][TASK]
     report = tmp_path / "scores.json"
     cmd = ["score", str(run.samples_file), "--data", str(demo_build), "--json", str(report)]

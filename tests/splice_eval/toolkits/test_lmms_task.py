@@ -3,8 +3,8 @@ by lmms-eval's own task registry.
 
 lmms-eval cannot live in the project's venv (it pins PyAV < 16, which the project's video
 code is not built against, and it needs torch), so the registry test runs
-tests/support/lmms_probe.py with the Python of a separate venv made by ``make lmms-venv``
-(``.venv-lmms``; or set ``SPLICE_LMMS_PYTHON``). The other tests need no lmms-eval.
+tests/support/lmms_probe.py with the Python of a separate venv made by ``make models-venv``
+(``.venv-models``; or set ``SPLICE_LMMS_PYTHON``). The other tests need no lmms-eval.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from tests.support.lmms_tasks import (
     eval_dummy,
     lmms_env,
     load_task_yaml,
-    run_lmms,
 )
 from tests.support.paths import SUPPORT
 
@@ -241,39 +240,27 @@ def test_lmms_eval_registry_loads_the_tasks(lmms, demo_build, utils, tmp_path):
         assert seen["higher_is_better"]["edit_distance"] is False
 
 
-# What the dummy model answers per task: its default ("A": a one-clip answer, invalid), and
-# answers that are right, wrong or invalid depending on the video, so the scores are not
-# all 0 or 1.
-DUMMY_ANSWERS = {
-    "splice_video": None,
-    "splice_video_text": "2 1 3",
-    "splice_text": "Video 2 -> Video 1",
-}
+# What the dummy model answers: right for some two-clip videos, wrong for the others, and
+# no complete order (invalid) for longer ones, so the scores are not all 0 or 1.
+GROUP_ANSWER = "Video 2 -> Video 1"
+
+
+@pytest.fixture(scope="module")
+def group_run(lmms, demo_build, tmp_path_factory) -> tuple[Path, dict, str]:
+    """``lmms-eval eval --tasks splice`` as the README runs it, from the repository root:
+    the group, so each config's task runs once in it (each was also run alone, which proved
+    nothing more: the task, its YAML and its functions are the same).
+    (its output folder, its results, its stdout)."""
+    tmp = tmp_path_factory.mktemp("lmms-group")
+    return eval_dummy(lmms, demo_build, tmp, "splice", GROUP_ANSWER)
 
 
 @pytest.mark.parametrize("task", list(TASKS))
-def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
-    """The README's command, from the repository root: lmms-eval loads the build, asks the
-    dummy model, scores with the task's aggregations and prints the table; its scores are
-    the SPLICE metric's on the answers it logged."""
-    out = tmp_path / "out"
-    command = [str(lmms.parent / "lmms-eval"), "eval", "--model", "dummy", "--tasks", task]
-    command += [
-        "--include_path",
-        "lmms_eval_tasks/splice",
-        "--log_samples",
-        "--output_path",
-        str(out),
-    ]
-    if DUMMY_ANSWERS[task] is not None:
-        command += ["--model_args", f"response={DUMMY_ANSWERS[task]}"]
-    proc = run_lmms(command, demo_build, tmp_path, timeout=900)
-    log = (proc.stdout + proc.stderr)[-4000:]
-    # lmms-eval exits 0 even when a task fails to load: the files are the proof
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
-    (results_file,) = out.rglob("*_results.json")
+def test_lmms_eval_runs_the_task_end_to_end(group_run, demo_build, task):
+    """lmms-eval loads the build, asks the dummy model, scores with the task's aggregations
+    and prints the table; its scores are the SPLICE metric's on the answers it logged."""
+    out, results, stdout = group_run
     (samples_file,) = out.rglob(f"*_samples_{task}.jsonl")
-    results = json.loads(results_file.read_text(encoding="utf-8"))
     assert results["versions"][task] == 1.0
     assert results["configs"][task]["dataset_path"] == str(demo_build.resolve())
 
@@ -285,7 +272,7 @@ def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
     assert sorted(answered) == sorted(meta)  # every video, once
     for answer in answered.values():
         answer = answer[0] if isinstance(answer, list) else answer
-        assert answer == (DUMMY_ANSWERS[task] or "A")
+        assert answer == GROUP_ANSWER
     vids = sorted(answered)
     expected = splice_metric.score(
         [
@@ -295,30 +282,29 @@ def test_lmms_eval_runs_the_task_end_to_end(lmms, demo_build, tmp_path, task):
         [list(meta[v].order) for v in vids],
     )
     scores = results["results"][task]
-    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines()]
+    table = [[c.strip() for c in ln.strip("|").split("|")] for ln in stdout.splitlines()]
     for name in splice_metric.RATES:
         assert scores[f"{name},none"] == pytest.approx(expected[name]), name
-        # the printed table has a row per metric
-        rows = [cells for cells in table if cells[:1] == [task] and name in cells]
-        assert len(rows) == 1, (name, proc.stdout[-3000:])
+        # the printed table has a row per metric (a task of the group as "- task")
+        rows = [cells for cells in table if cells[:1] == [f"- {task}"] and name in cells]
+        assert len(rows) == 1, (name, stdout[-3000:])
         after = rows[0][rows[0].index(name) + 1 :]
         shown = [float(c) for c in after if re.fullmatch(r"-?\d+(\.\d+)?", c)]
-        # the value, the first number after the metric's name: lmms-eval prints a zero as 0.0
-        # (every answer "A", which is no order) and four decimals otherwise
+        # the value, the first number after the metric's name (four decimals)
         assert shown[0] == pytest.approx(expected[name], abs=5e-5), (name, rows[0])
-    assert 0 < expected["invalid_rate"] <= 1
+    assert 0 < expected["invalid_rate"] < 1
 
 
-def test_lmms_eval_prints_the_group_aggregate(lmms, demo_build, tmp_path):
+def test_lmms_eval_prints_the_group_aggregate(group_run, demo_build, tmp_path):
     """``--tasks splice`` prints a ``splice`` row per metric (it had none: issue 21, wall 7):
     the size-weighted mean of the three configs' scores, which for these means over examples
     is the metric over all the answers pooled. Its ``--log_samples`` files are prediction
     files ``splice score`` reads as they are, to the same numbers."""
-    out, results, stdout = eval_dummy(lmms, demo_build, tmp_path, "splice", "Video 2 -> Video 1")
+    out, results, stdout = group_run
     results = results["results"]
     table = [[c.strip() for c in ln.strip("|").split("|")] for ln in stdout.splitlines()]
     meta = read_meta(demo_build)
-    answer = splice_metric.parse_order("Video 2 -> Video 1")
+    answer = splice_metric.parse_order(GROUP_ANSWER)
     pooled = splice_metric.score(
         [answer] * (3 * len(meta)), [list(meta[v].order) for v in sorted(meta)] * 3
     )

@@ -1,5 +1,5 @@
-"""`splice vlmeval` end to end on the demo build, in VLMEvalKit's own venv (``make
-vlmeval-venv``: ms-vlmeval, with torch; or set SPLICE_VLMEVAL_PYTHON): with test-only echo
+"""`splice vlmeval` end to end on the demo build's first videos, in VLMEvalKit's own venv (``make
+models-venv``: ms-vlmeval, with torch; or set SPLICE_VLMEVAL_PYTHON): with test-only echo
 models (tests/support/vlmeval_probe.py, no weights) and with VLMEvalKit's OpenAI-compatible
 API model (``--base-url``) pointed at a scripted server on 127.0.0.1; clips as videos and as frames.
 Each prompt must hold its row's clips, each after its label, and VLMEvalKit's scores must be
@@ -30,6 +30,15 @@ from tests.support.scripted_runs import good
 
 PROBE = SUPPORT / "vlmeval_probe.py"
 DATASETS = ["SPLICE_video_text_1fps", "SPLICE_video_16frame", "SPLICE_text"]
+VIDEOS = 4  # the demo's first videos (``rows``)
+
+
+@pytest.fixture(scope="module")
+def rows(subset_build) -> Path:
+    """The build VLMEvalKit runs on: the demo's first ``VIDEOS`` videos. Every check is per
+    row (or a score equal to ``splice score``'s); more rows add minutes of clip and frame
+    writing, never a check."""
+    return subset_build(VIDEOS)[0]
 
 
 @pytest.fixture(scope="module")
@@ -57,20 +66,20 @@ def splice_vlmeval(python: Path, folder: Path, args: list[str], echo_log: Path, 
 
 
 @pytest.fixture(scope="module")
-def echo_run(vlmeval_python, demo_build, tmp_path_factory):
+def echo_run(vlmeval_python, rows, tmp_path_factory):
     folder = tmp_path_factory.mktemp("vlmeval-echo")
     log = folder / "echo.jsonl"
     args = ["--data", *DATASETS, "--model", "splice-echo-clips", "splice-echo-frames"]
-    splice_vlmeval(vlmeval_python, folder, [*args, "--splice-data", str(demo_build)], log)
+    splice_vlmeval(vlmeval_python, folder, [*args, "--splice-data", str(rows)], log)
     return folder, [json.loads(line) for line in log.read_text().splitlines()]
 
 
 @pytest.fixture(scope="module", params=["clips", "frames"])
-def api_run(request, vlmeval_python, demo_build, tmp_path_factory):
+def api_run(request, vlmeval_python, rows, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"vlmeval-api-{request.param}")
     with FakeOpenAIServer(good, lifetime=1400) as server:  # the labels, last to first
         args = ["--data", *DATASETS[:2], "--model", "served-model", "--base-url", server.url]
-        args += ["--splice-data", str(demo_build), "--api-nproc", "2", "--retry", "1"]
+        args += ["--splice-data", str(rows), "--api-nproc", "2", "--retry", "1"]
         args += ["--video-llm"] if request.param == "clips" else []
         # PRED_FORMAT: VLMEvalKit's result as TSV and JSON too, which splice score reads
         fmt = "tsv" if request.param == "clips" else "json"
@@ -105,9 +114,9 @@ def test_variants_are_the_papers_settings():
     assert {v.config for v in VARIANTS.values()} == {"video", "video_text", "text"}
 
 
-def test_echo_prompts_hold_every_clip_after_its_label(echo_run, demo_build):
+def test_echo_prompts_hold_every_clip_after_its_label(echo_run, rows):
     _, messages = echo_run
-    meta = read_meta(demo_build)
+    meta = read_meta(rows)
     seen = {(m["dataset"], "video" in {i["type"] for i in m["message"]}) for m in messages}
     assert ("SPLICE_video_text_1fps", True) in seen and ("SPLICE_video_16frame", False) in seen
     for m in messages:
@@ -149,15 +158,15 @@ def _same_scores(ours: dict, theirs: dict) -> None:
 
 @pytest.mark.parametrize("model", ["splice-echo-clips", "splice-echo-frames"])
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_echo_scores_are_splice_scores(echo_run, demo_build, tmp_path, model, dataset):
+def test_echo_scores_are_splice_scores(echo_run, rows, tmp_path, model, dataset):
     folder, _ = echo_run
     stem = folder / "outputs" / model / f"{model}_{dataset}"
     ours = json.loads(Path(f"{stem}_splice_scores.json").read_text())
-    assert ours["count"] == len(read_meta(demo_build))
+    assert ours["count"] == len(read_meta(rows))
     assert 0 < ours["binary_accuracy"] < 1 or ours["hamming_accuracy"] > 0
-    _same_scores(ours, _splice_score(Path(f"{stem}.xlsx"), demo_build, tmp_path / "x.json"))
+    _same_scores(ours, _splice_score(Path(f"{stem}.xlsx"), rows, tmp_path / "x.json"))
     jsonl = Path(f"{stem}_splice.jsonl")
-    _same_scores(ours, _splice_score(jsonl, demo_build, tmp_path / "j.json"))
+    _same_scores(ours, _splice_score(jsonl, rows, tmp_path / "j.json"))
     meta = read_metadata(jsonl)
     config = VARIANTS[dataset].config
     assert meta["model"] == model and meta["config"] == config
@@ -167,9 +176,9 @@ def test_echo_scores_are_splice_scores(echo_run, demo_build, tmp_path, model, da
         assert meta["clips_as"] == ("video" if model.endswith("clips") else "images")
 
 
-def test_api_model_gets_labels_and_media_interleaved(api_run, demo_build):
+def test_api_model_gets_labels_and_media_interleaved(api_run, rows):
     mode, _, _, requests, _ = api_run
-    meta = read_meta(demo_build)
+    meta = read_meta(rows)
     assert len(requests) == 2 * len(meta)  # one per video and dataset, none retried
     kinds = set()
     for request in requests:
@@ -191,11 +200,11 @@ def test_api_model_gets_labels_and_media_interleaved(api_run, demo_build):
 
 
 @pytest.mark.parametrize("dataset", DATASETS[:2])
-def test_api_scores_are_splice_scores(api_run, demo_build, tmp_path, dataset):
+def test_api_scores_are_splice_scores(api_run, rows, tmp_path, dataset):
     _, folder, fmt, _, _ = api_run
     stem = folder / "outputs" / "served-model" / f"served-model_{dataset}"
     ours = json.loads(Path(f"{stem}_splice_scores.json").read_text())
-    _same_scores(ours, _splice_score(Path(f"{stem}.{fmt}"), demo_build, tmp_path / "s.json"))
+    _same_scores(ours, _splice_score(Path(f"{stem}.{fmt}"), rows, tmp_path / "s.json"))
     # every answer reversed the labels: read back as such, never unparsed
     assert ours["unparsed_rate"] == 0
 

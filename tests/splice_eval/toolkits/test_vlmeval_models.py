@@ -3,7 +3,7 @@ the paper's model families the toolkit feeds correctly with several clips, measu
 
 Each family is a tiny random-weight checkpoint (tests/support/tiny_checkpoints.py --toolkit,
 built in
-``.venv-vlmeval``, nothing downloaded), named for VLMEvalKit as its own config.py names a
+``.venv-models``, nothing downloaded), named for VLMEvalKit as its own config.py names a
 checkpoint (tests/support/vlmeval_models_probe.py, which also lets the GPU-only classes run on this
 CPU: device calls only). Each class runs ``splice vlmeval`` end to end on two variants, the
 paper's 1 fps with captions and 16 frames without; tests/support/lmms_record/ records what the
@@ -34,7 +34,6 @@ from splice_eval.run.sampling import sample_frames
 from splice_eval.toolkits.vlmeval import PAPER_1FPS, VARIANTS
 from tests.support import side_venvs
 from tests.support.paths import REPO, SUPPORT
-from tests.support.tiny_checkpoints import PRINTED
 
 PROBE = SUPPORT / "vlmeval_models_probe.py"
 RECORDER = SUPPORT / "lmms_record"
@@ -42,6 +41,7 @@ DATASETS = ("SPLICE_video_text_1fps", "SPLICE_video_16frame")
 IN_PLACE = "in place"  # each "Video k" label followed by its own clip (or frames), in order
 FRAMES_FIRST = "frames first"  # every frame before the prompt's text, the labels after them
 REFUSED = "refused"  # no answer: the class raises, `splice vlmeval` exits 1
+VIDEOS = 3  # the demo's first videos the classes run on (``rows``)
 
 
 @dataclass(frozen=True)
@@ -125,20 +125,9 @@ def probe_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def tiny(vlmeval: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """Each case's checkpoint, built once in VLMEvalKit's venv."""
-    root = tmp_path_factory.mktemp("tiny-vlmeval")
-    families = sorted({c.family for c in CASES})
-    proc = subprocess.run(
-        [str(vlmeval), str(SUPPORT / "tiny_checkpoints.py"), str(root), "--toolkit"] + families,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=probe_env(root),
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    built = json.loads(lines[-1].split(" ", 1)[1])
+def tiny(toolkit_checkpoints: dict[str, dict]) -> dict[str, dict]:
+    """Each case's checkpoint (the toolkits' conftest builds them once per run)."""
+    built = {c.family: toolkit_checkpoints[c.family] for c in CASES}
     assert all("error" not in b for b in built.values()), built
     return built
 
@@ -155,7 +144,15 @@ def model_name(case: Case) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(vlmeval, tiny, demo_build, tmp_path_factory) -> dict[str, Run]:
+def rows(subset_build) -> Path:
+    """The build the classes run on: the demo's first ``VIDEOS`` videos. Every verdict is
+    read per row and holds for each; a row more adds minutes (InternVL's 16 frames per clip
+    at 448 px), never a verdict."""
+    return subset_build(VIDEOS)[0]
+
+
+@pytest.fixture(scope="module")
+def runs(vlmeval, tiny, rows, tmp_path_factory) -> dict[str, Run]:
     """``splice vlmeval --data DATASETS --model <case>`` per case, all started at once."""
     started = {}
     for case in CASES:
@@ -164,7 +161,7 @@ def runs(vlmeval, tiny, demo_build, tmp_path_factory) -> dict[str, Run]:
         record = folder / "generate.jsonl"
         names = {model_name(case): [case.cls, tiny[case.family]["path"], dict(case.kwargs)]}
         command = [str(vlmeval), str(PROBE), json.dumps(names), "--data", *DATASETS]
-        command += ["--model", model_name(case), "--splice-data", str(demo_build)]
+        command += ["--model", model_name(case), "--splice-data", str(rows)]
         env = probe_env(folder, SPLICE_RECORD_GENERATE=str(record))
         started[case.family] = (
             folder,
@@ -262,16 +259,14 @@ def sampled_frames(row: dict, dataset: str) -> list[int]:
     return [len(sample_frames(c, **frames.kwargs()).frames) for c in row[schema.CLIPS]]
 
 
-def asked_rows(demo_build: Path) -> list[tuple[str, dict]]:
+def asked_rows(build: Path) -> list[tuple[str, dict]]:
     """(dataset, row) in the order VLMEvalKit asks them: DATASETS in turn, rows in the
     TSV's index order, which is the build's."""
-    return [
-        (name, row) for name in DATASETS for row in iter_rows(demo_build, VARIANTS[name].config)
-    ]
+    return [(name, row) for name in DATASETS for row in iter_rows(build, VARIANTS[name].config)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.family}-{c.cls}")
-def test_vlmeval_class_gives_the_family_what_the_table_says(case, runs, demo_build):
+def test_vlmeval_class_gives_the_family_what_the_table_says(case, runs, rows):
     run = runs[case.family]
     log = (run.proc.stdout + run.proc.stderr)[-6000:]
     if case.verdict == REFUSED:
@@ -283,7 +278,7 @@ def test_vlmeval_class_gives_the_family_what_the_table_says(case, runs, demo_bui
             assert f"{model_name(case)} x {name}" in run.proc.stderr, log
         return
     assert run.proc.returncode == 0, log
-    asked = asked_rows(demo_build)
+    asked = asked_rows(rows)
     assert len(run.records) == len(asked), log
     verdicts = set()
     for record, (dataset, row) in zip(run.records, asked, strict=True):
@@ -309,7 +304,7 @@ def test_vlmeval_class_gives_the_family_what_the_table_says(case, runs, demo_bui
     for name in DATASETS:  # VLMEvalKit's evaluate: splice score's numbers over every video
         scores = run.folder / "outputs" / model_name(case) / f"{model_name(case)}_{name}"
         result = json.loads(Path(f"{scores}_splice_scores.json").read_text())
-        assert result["count"] == len(list(iter_rows(demo_build, VARIANTS[name].config)))
+        assert result["count"] == len(list(iter_rows(rows, VARIANTS[name].config)))
 
 
 # --- the docs' table ---------------------------------------------------------------------
