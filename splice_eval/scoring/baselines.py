@@ -39,8 +39,8 @@ import numpy as np
 import splice_dataset as schema
 import splice_formats
 from splice_build.errors import UserError, read_bytes
-from splice_build.output.card import markdown_table
 from splice_build.output.card_reader import read_card
+from splice_build.output.card_tables import markdown_table
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
 from splice_eval import data_source
 from splice_eval.builddata import iter_rows
