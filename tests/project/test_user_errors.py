@@ -391,12 +391,16 @@ def _closed_endpoint() -> str:
 
 
 @pytest.mark.parametrize("offline", ["HF_HUB_OFFLINE", "unreachable endpoint"])
-def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, offline) -> None:
+def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(
+    tmp_path, offline, demo_build
+) -> None:
     """Wall 4 (issue 30): ``splice run --data ORG/splice`` offline spent 40 s in retries and
     ended in a ``ConnectionError`` traceback; ``score``, ``report`` and ``annotate export``
     took folders only. Every ``--data`` takes a Hub id; offline (``HF_HUB_OFFLINE=1``, or an
     endpoint that cannot be reached) and with the dataset not in the cache, each command
-    stops before any retry with one line naming the option, the id and why."""
+    stops before any retry with one line naming the option, the id and why. Issue 41 wall
+    6: a local backend's Hub ``--model`` likewise (10 retry lines over 46 s before), refused
+    before torch is imported."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env["HF_HOME"] = str(tmp_path / "hf-home")  # an empty cache
     if offline == "HF_HUB_OFFLINE":
@@ -415,6 +419,10 @@ def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, of
             ["baseline", "random", "--data", hub, "--out", str(tmp_path / "b.jsonl")],
         ],
         "BUILD": [["annotate", "export", hub, "--out", str(tmp_path / "packages")]],
+        "--model": [
+            ["run", "--backend", "transformers", "--model", hub, "--config", "text",
+             "--data", str(demo_build), "--out", str(tmp_path / "local.jsonl")],
+        ],
     }  # fmt: skip
     why = "HF_HUB_OFFLINE" if offline == "HF_HUB_OFFLINE" else "cannot be reached"
     for option, argvs in commands.items():
