@@ -71,10 +71,15 @@ DEFAULT_INTRO = (
 LICENSE = "cc-by-nc-4.0"
 TASK_CATEGORIES = ["video-text-to-text"]
 TAGS = ["video", "event-ordering", "temporal-reasoning", "coin", "benchmark", "splice"]
+# The ids the card's examples name before it is published: `splice publish` writes the real
+# ones into what it uploads and refuses a card that still names one (`remote/hub_ids`).
+DATASET_PLACEHOLDER = "ORG/splice"
+METRIC_PLACEHOLDER = "ORG/splice_metric"
+CODE_PLACEHOLDER = "https://github.com/ORG/splice-benchmark"
 # The code that writes this card. A Hub visitor has none of it: the card's Load, Decode and
 # Score need only `datasets` and `evaluate`, and this one marked paragraph is the card's only
 # pointer to the code (tests check the rest of a card names none of it).
-CODE_REPOSITORY = "https://github.com/ORG/splice-benchmark"
+CODE_REPOSITORY = CODE_PLACEHOLDER
 BUILT_WITH = (
     f"**Built with** the SPLICE code, [`splice-benchmark`]({CODE_REPOSITORY}): it builds this "
     "dataset from COIN (or imports the authors' release) and holds the rest: frame sampling "
@@ -245,6 +250,8 @@ def render_card(
     return template.substitute(
         front_matter=f"---\n{yaml}\n---\n\n" if front_matter else "",
         title=title,
+        dataset_id=DATASET_PLACEHOLDER,
+        metric_id=METRIC_PLACEHOLDER,
         stand_in_notice=STAND_IN_NOTICE if provenance.stand_in else "",
         intro=intro.strip(),
         built_with=f"\n{built_with.strip()}\n" if built_with.strip() else "",
@@ -284,7 +291,10 @@ def write_card(out_dir: Path, written: WriteResult, provenance: Provenance, **kw
 
 __all__ = [
     "BUILT_WITH",
+    "CODE_PLACEHOLDER",
     "CODE_REPOSITORY",
+    "DATASET_PLACEHOLDER",
+    "METRIC_PLACEHOLDER",
     "DEFAULT_INTRO",
     "DEFAULT_TITLE",
     "STAND_IN_NOTICE",

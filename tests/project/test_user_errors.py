@@ -335,6 +335,7 @@ def test_publish_without_network(tmp_path, demo_build, command):
     env = {"HF_ENDPOINT": endpoint, "HF_TOKEN": "hf_notARealToken000000", "HF_HUB_OFFLINE": "0"}
     if command == "publish":
         argv = ["publish", str(demo_build), "--allow-stand-in", "--repo-id", "org/splice"]
+        argv += ["--code-url", "https://github.com/someone/splice-benchmark"]
     else:
         argv = ["publish-metric", "--repo-id", "org/splice_metric"]
     proc = splice(*argv, env=env, cwd=tmp_path)
