@@ -26,7 +26,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-from splice_build.errors import INTERRUPTED_EXIT, UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.output import card, validate, write
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.shards import WriteResult
@@ -441,6 +441,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_build(config)
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         print(
             f"splice build: interrupted; the videos already cut are kept in {config.work_dir}: "
             "run the same command again to resume",

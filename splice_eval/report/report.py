@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from splice_build.errors import UserError
+from splice_build.errors import as_user_error
 from splice_build.output.card_reader import read_card
 from splice_eval import data_source
 from splice_eval.builddata import read_meta
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         path = write_report(args.predictions, data, args.out, **options)
     except (ValueError, OSError) as exc:  # UserError from the readers, the metric's checks
-        raise UserError(str(exc)) from exc
+        raise as_user_error(exc) from exc
     print(f"wrote {path}")
     report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
     if args.paper:

@@ -38,7 +38,7 @@ import numpy as np
 
 import splice_dataset as schema
 import splice_formats
-from splice_build.errors import UserError, read_bytes
+from splice_build.errors import UserError, as_user_error, read_bytes
 from splice_build.output.card_reader import read_card
 from splice_build.output.card_tables import markdown_table
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
@@ -312,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks
-        raise UserError(str(exc)) from exc
+        raise as_user_error(exc) from exc
     print(f"wrote {path}")
     return 0
 

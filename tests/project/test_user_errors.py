@@ -458,3 +458,36 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
         os.close(write_end)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_an_unwritable_out_is_one_line_naming_the_folder(tmp_path, demo_build, capsys) -> None:
+    """Issue 41 wall 4: ``--out`` in a folder that cannot be written gave tracebacks in
+    `splice demo`, `run`, `build` and `annotate export`; each now says, in one line, the
+    folder it could not write in and why (the dispatcher's one net, `errors.refused_write`).
+    A real read-only folder (`read_only`: a read-only mount as root, permissions otherwise)."""
+    from tests.support.read_only import read_only
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (tmp_path / "videos").mkdir()
+    commands = [
+        ["demo", "--out", str(locked / "demo")],
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+         "--data", str(demo_build), "--out", str(locked / "answers.jsonl")],
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+         "--data", str(demo_build), "--out", str(locked / "sub" / "answers.jsonl")],
+        ["build", "--videos", str(tmp_path / "videos"), "--out", str(locked / "build"),
+         "--limit", "1", "--no-progress"],
+        ["annotate", "export", str(demo_build), "--out", str(locked / "packages")],
+        ["baseline", "random", "--data", str(demo_build), "--out", str(locked / "b.jsonl")],
+    ]  # fmt: skip
+    why = ("read-only", "no permission")
+    with read_only(locked):
+        for argv in commands:
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err  # `splice run` says what it runs first
+            assert "Traceback" not in err and "Errno" not in err, (argv, err)
+            last = err.strip().splitlines()[-1]
+            assert last.startswith(f"splice {argv[0]}: "), last
+            assert f"{locked}" in last and any(w in last for w in why), last
+    assert list(locked.iterdir()) == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.errors import INTERRUPTED_EXIT, require
+from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts, require
 from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
 from splice_build.remote import download_report
 from splice_build.remote.download.fetch import STAGING, Fetcher, short_reason
@@ -82,6 +82,7 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> Downl
                 )
                 bar.update()
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         interrupted = True
         fetcher.cancel.set()
     finally:
