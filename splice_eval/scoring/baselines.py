@@ -282,6 +282,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument(
+        "--overwrite", action="store_true", help="replace --out when it exists (refused otherwise)"
+    )
+    parser.add_argument(
         "--seed", type=int, default=0, help="seed (random; --coin shuffle; default %(default)s)"
     )
     parser.add_argument(
@@ -293,6 +296,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out.exists() and not args.overwrite:  # an earlier run's answers, or a model's
+        raise UserError(f"--out {args.out}: exists; pass --overwrite to replace it")
     if args.coin is not None:
         return _run_coin(args)
     config = args.config or CONFIGS_OF[args.name][0]
