@@ -369,7 +369,7 @@ def test_debug_shows_the_traceback(tmp_path):
     [
         ["validate", "{missing}"],
         ["annotate", "export", "{missing}", "--out", "{tmp}/packages"],
-        ["baseline", "random", "--data", "{missing}", "--out", "{tmp}/p.jsonl"],
+        ["baseline", "random", "--data", "{missing}", "--out", "{tmp}/b.jsonl"],  # p.jsonl: kept
         ["score", "{tmp}/p.jsonl", "--data", "{missing}"],
         ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text"]
         + ["--data", "{missing}", "--out", "{tmp}/q.jsonl"],
