@@ -108,6 +108,7 @@ $(STAMP): $(CORE_STAMP)
 demo: $(CORE_STAMP)
 	@echo "== make: splice demo (build, load, score; into ./splice-data)"
 	$(VENV)/bin/splice demo
+	@echo "== make: the splice command lives in $(VENV): run $(VENV)/bin/splice --help, or first: source $(VENV)/bin/activate"
 
 $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \

@@ -37,7 +37,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 import splice_dataset as sd
-from splice_build.output.card import human_size
+from splice_build.output.card_tables import human_size
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import encode_footage_clips, footage_folder, packaged_footage  # noqa: E402

@@ -18,7 +18,13 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from splice_build.errors import INTERRUPTED_EXIT, USAGE_EXIT, UserError
+from splice_build.errors import (
+    INTERRUPTED_EXIT,
+    USAGE_EXIT,
+    UserError,
+    ignore_further_interrupts,
+    refused_write,
+)
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -158,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C wherever no command said more (`splice build` says what is kept): one
         # line and the shell's 130, never a traceback through whatever was running.
+        ignore_further_interrupts()
         if debug:
             raise
         print(f"{command}: interrupted", file=sys.stderr)
@@ -167,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
         # Python's advice: point stdout at devnull so its flush at exit raises no second one.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as e:  # after BrokenPipeError, itself an OSError
+        refused = refused_write(e)  # an unwritable --out, a full disk: one line, no traceback
+        if refused is None or debug:
+            raise
+        print(f"{command}: {one_line(str(refused))}", file=sys.stderr)
+        return USAGE_EXIT
 
 
 def one_line(message: str) -> str:

@@ -19,11 +19,24 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import signal
+import threading
 from pathlib import Path
 from types import ModuleType
 
 USAGE_EXIT = 2
 INTERRUPTED_EXIT = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
+
+
+def ignore_further_interrupts() -> None:
+    """The first thing a handler of Ctrl-C does: every later Ctrl-C (a user pressing it again
+    while the first is handled) is ignored until the process ends. A second one landing in
+    the handler's own message, a cleanup or the interpreter's shutdown (joining threads,
+    atexit) printed a traceback; the first one's line is all there is to say. Only the
+    main thread may set a handler (Python runs handlers there alone)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 
 # The machine's refusals to write that a user can act on: what happened, what to do.
 _DISK_REFUSALS = {
@@ -48,6 +61,30 @@ def disk_error(where: str, exc: OSError, outcome: str) -> Exception:
         return exc
     what, todo = refusal
     return UserError(f"{where}: {what} ({exc.strerror or exc}); {todo}; {outcome}")
+
+
+def refused_write(exc: OSError) -> UserError | None:
+    """The machine's refusal to write anywhere a command writes (``--out`` on a read-only
+    disk, a full one, a folder without permission) as one line naming the folder and why;
+    None for any other error, which is a bug to show in full. The dispatcher's net under
+    every command, so an output folder needs no check of its own in each."""
+    if exc.errno not in _DISK_REFUSALS or not exc.filename:
+        return None
+    path = Path(os.fsdecode(exc.filename))
+    if exc.errno in (errno.EACCES, errno.EPERM) and path.exists():
+        if not os.access(path, os.R_OK):
+            return UserError(f"{path}: no permission to read it ({exc.strerror or exc})")
+    # the folder the write went into: a file's, or the one a new folder would go in
+    folder = path.parent if str(path.parent) not in ("", ".") else Path.cwd()
+    error = disk_error(f"cannot write in {folder}", exc, "the command stopped there")
+    return error if isinstance(error, UserError) else None
+
+
+def as_user_error(exc: ValueError | OSError) -> UserError:
+    """What a command that reads and writes user files says of an error: a refusal to write
+    as `refused_write` words it, any other as its own text."""
+    refused = refused_write(exc) if isinstance(exc, OSError) else None
+    return refused or UserError(str(exc))
 
 
 def read_bytes(path: str | os.PathLike, what: str) -> bytes:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
+from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts
 from splice_build.running.executors import add_workers_argument
 from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
 from splice_build.running.report import REPORT_TXT, load_report
@@ -174,9 +176,20 @@ def run(args: argparse.Namespace) -> int:
         "validate, then load and score",
         flush=True,
     )
-    out = build_demo(args.out, args.work, args.workers, progress=True, seed=args.seed)
+    work = args.work or args.out.with_name(args.out.name + "-work")
+    try:
+        out = build_demo(args.out, work, args.workers, progress=True, seed=args.seed)
+    except KeyboardInterrupt:
+        ignore_further_interrupts()
+        print(
+            f"splice demo: interrupted; what is rendered and cut is kept in {work}: run the "
+            "same command again to resume",
+            file=sys.stderr,
+        )
+        return INTERRUPTED_EXIT
     report = load_report(out)
-    print(f"\nBuilt {out}/ from {report['counts']['videos']} real COIN annotation entries.")
+    where = "" if out.is_absolute() else f" ({out.resolve()})"  # run from docs/: docs/splice-data
+    print(f"\nBuilt {out}/{where} from {report['counts']['videos']} real COIN annotation entries.")
     print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
     print((out / REPORT_TXT).read_text("utf-8"))
     dataset = load_like_a_user(out)

@@ -26,6 +26,14 @@ from huggingface_hub import HfApi, SpaceCard, get_token
 from splice_build.errors import UserError
 from splice_build.output.card_reader import read_card
 from splice_build.output.validate import validate_report
+from splice_build.remote.hub_ids import (
+    Filled,
+    HubIds,
+    fill_files,
+    leftover_problems,
+    print_filled,
+    sibling,
+)
 from splice_build.remote.upload_plan import (
     COMMON_IGNORE_PATTERNS,
     DEFAULT_LIMITS,
@@ -79,6 +87,13 @@ def _api() -> HfApi:
 def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="built dataset folder (splice build --out)")
     parser.add_argument("--repo-id", required=True, help="dataset repo, ORG/NAME")
+    parser.add_argument(
+        "--metric-repo-id",
+        default=None,
+        help="the metric's Space, written into the card's examples (default: splice_metric "
+        "beside --repo-id)",
+    )
+    add_code_url(parser)
     parser.add_argument("--private", action="store_true", help="create the repo as private")
     parser.add_argument("--revision", default=None, help="branch to upload to (created)")
     parser.add_argument(
@@ -102,6 +117,8 @@ def publish_dataset(
     allow_stand_in: bool = False,
     limits: HubLimits = DEFAULT_LIMITS,
     out: TextIO | None = None,
+    metric_repo_id: str | None = None,
+    code_url: str | None = None,
 ) -> int:
     """Check ``folder`` and (unless ``dry_run``) upload it; 0 on success, 1 when refused.
 
@@ -130,11 +147,13 @@ def publish_dataset(
     # was kept and skipped, and is no data)
     proved = {*checked.files, REPORT_JSON, REPORT_TXT}
     files = [f for f in plan_upload(folder) if f.path_in_repo in proved]
+    ids = HubIds(repo_id, metric_repo_id or sibling(repo_id, "splice_metric"), code_url)
+    filled = fill_files(folder, files, ids)
     problems = check_limits(folder, files, limits) + check_card(folder, files)
+    problems += leftover_problems(filled)
     target = f"datasets/{repo_id}" + (f"@{revision}" if revision else "")
-    stop = _check_before_sending(
-        problems, f"splice publish: {folder} breaks the Hub's limits:", target, files, dry_run, out
-    )
+    header = f"splice publish: {folder} cannot be uploaded as it is:"
+    stop = _check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
     if stop is not None:
         return stop
     api = _api()
@@ -142,14 +161,16 @@ def publish_dataset(
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision:
             api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
-        info = api.upload_folder(
-            repo_id=repo_id,
-            folder_path=str(folder),
-            repo_type="dataset",
-            revision=revision,
-            allow_patterns=[f.path_in_repo for f in files],
-            ignore_patterns=COMMON_IGNORE_PATTERNS,
-            commit_message=f"Upload SPLICE build ({len(files)} files)",
+        info = _send(
+            api,
+            folder,
+            repo_id,
+            "dataset",
+            revision,
+            [f.path_in_repo for f in files],
+            COMMON_IGNORE_PATTERNS,
+            filled,
+            f"Upload SPLICE build ({len(files)} files)",
         )
     print(f"uploaded {len(files)} files to {getattr(info, 'commit_url', repo_id)}", file=out)
     return 0
@@ -164,6 +185,8 @@ def run_publish(args: argparse.Namespace) -> int:
             revision=args.revision,
             dry_run=args.dry_run,
             allow_stand_in=args.allow_stand_in,
+            metric_repo_id=args.metric_repo_id,
+            code_url=args.code_url,
         )
     except PermissionError as e:  # no token
         raise UserError(str(e)) from None
@@ -210,6 +233,13 @@ def check_metric_folder(folder: Path, repo_id: str, files: list[UploadFile]) -> 
 def add_publish_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo-id", required=True, help="Space repo, ORG/splice_metric")
     parser.add_argument(
+        "--dataset-repo-id",
+        default=None,
+        help="the dataset, written into the metric card's examples (default: splice beside "
+        "--repo-id)",
+    )
+    add_code_url(parser)
+    parser.add_argument(
         "--metric-dir", type=Path, default=None, help="metric folder (default: splice_metric/)"
     )
     parser.add_argument("--private", action="store_true", help="create the Space as private")
@@ -223,29 +253,37 @@ def publish_metric(
     private: bool = False,
     dry_run: bool = False,
     out: TextIO | None = None,
+    dataset_repo_id: str | None = None,
+    code_url: str | None = None,
 ) -> int:
     """Check the metric folder and (unless ``dry_run``) upload it as a Gradio Space."""
     out = out or sys.stdout
     _check_repo_id(repo_id)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
     files = plan_upload(folder, METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS)
-    problems = check_metric_folder(folder, repo_id, files)
+    ids = HubIds(dataset_repo_id or sibling(repo_id, "splice"), repo_id, code_url)
+    filled = fill_files(folder, files, ids)
+    problems = check_metric_folder(folder, repo_id, files) + leftover_problems(filled)
     header = f"splice publish-metric: {folder} cannot become a working Space:"
-    stop = _check_before_sending(problems, header, f"spaces/{repo_id}", files, dry_run, out)
+    target = f"spaces/{repo_id}"
+    stop = _check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
     if stop is not None:
         return stop
     api = _api()
-    with _hub_errors(f"spaces/{repo_id}"):
+    with _hub_errors(target):
         api.create_repo(
             repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
         )
-        info = api.upload_folder(
-            repo_id=repo_id,
-            folder_path=str(folder),
-            repo_type="space",
-            allow_patterns=METRIC_ALLOW_PATTERNS,
-            ignore_patterns=METRIC_IGNORE_PATTERNS,
-            commit_message="Upload the SPLICE metric",
+        info = _send(
+            api,
+            folder,
+            repo_id,
+            "space",
+            None,
+            METRIC_ALLOW_PATTERNS,
+            METRIC_IGNORE_PATTERNS,
+            filled,
+            "Upload the SPLICE metric",
         )
     print(f"uploaded {len(files)} files to {getattr(info, 'commit_url', repo_id)}", file=out)
     return 0
@@ -270,13 +308,18 @@ def _check_before_sending(
     files: list[UploadFile],
     dry_run: bool,
     out: TextIO,
+    filled: list[Filled],
+    ids: HubIds,
 ) -> int | None:
-    """Shared by both uploads: list the plan on a dry run, refuse on any problem; None
-    means go ahead and send."""
+    """Shared by both uploads: list the plan (and the ids written into it) on a dry run,
+    refuse on any problem; None means go ahead and send."""
     err = _errors_to(out)
     if dry_run:
         print(f"would upload to {target}", file=out)
         print_plan(files, out)
+        if filled:
+            print("with the real ids written into what is sent:", file=out)
+            print_filled(filled, ids, out)
     if problems:
         return _refuse(header, problems, err)
     if dry_run:
@@ -288,7 +331,12 @@ def _check_before_sending(
 def run_publish_metric(args: argparse.Namespace) -> int:
     try:
         return publish_metric(
-            args.repo_id, args.metric_dir, private=args.private, dry_run=args.dry_run
+            args.repo_id,
+            args.metric_dir,
+            private=args.private,
+            dry_run=args.dry_run,
+            dataset_repo_id=args.dataset_repo_id,
+            code_url=args.code_url,
         )
     except PermissionError as e:  # no token
         raise UserError(str(e)) from None
@@ -298,3 +346,47 @@ def _check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
         raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME")
+
+
+def add_code_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--code-url",
+        default=None,
+        help="the SPLICE code's public repository, written into the card in place of its "
+        "placeholder (a card naming it is refused without this)",
+    )
+
+
+def _send(
+    api: HfApi,
+    folder: Path,
+    repo_id: str,
+    repo_type: str,
+    revision: str | None,
+    allow: list[str],
+    ignore: list[str],
+    filled: list[Filled],
+    message: str,
+) -> object:
+    """The folder's files, but the filled ones as filled (sent last, so a card with the
+    real ids appears once the files it describes are there)."""
+    rewritten = [f.path_in_repo for f in filled]
+    info = api.upload_folder(
+        repo_id=repo_id,
+        folder_path=str(folder),
+        repo_type=repo_type,
+        revision=revision,
+        allow_patterns=allow,
+        ignore_patterns=[*ignore, *rewritten],
+        commit_message=message,
+    )
+    for f in filled:
+        info = api.upload_file(
+            path_or_fileobj=f.data,
+            path_in_repo=f.path_in_repo,
+            repo_id=repo_id,
+            repo_type=repo_type,
+            revision=revision,
+            commit_message=f"{message}: {f.path_in_repo} with the real ids",
+        )
+    return info

@@ -16,8 +16,8 @@ from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 import splice_dataset as schema
 from splice_build.errors import UserError
-from splice_build.output.card import human_size
 from splice_build.output.card_reader import read_card
+from splice_build.output.card_tables import human_size
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 

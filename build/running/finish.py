@@ -23,6 +23,7 @@ from splice_build.output import validate, write
 from splice_build.output.clip_verdict import VerifiedClips
 from splice_build.output.shards import WriteResult
 from splice_build.output.validate.progress import Runner
+from splice_build.plural import counted
 from splice_build.records import ShuffledVideo, Skip
 from splice_build.running import ownership
 from splice_build.running.report import BuildReport
@@ -77,11 +78,14 @@ def finish_build(
     def checked() -> list[validate.Problem]:
         if not validate_output:
             return []
-        say(f"validating {len(report.included)} videos")
+        say(f"validating {counted(len(report.included), 'video')}")
         found = validate.validate_report(
             staging, verified=verified, run=run, progress=progress, tolerance=tolerance
         )
-        say(f"validated {found.clips} clips ({found.decoded} decoded, the rest by digest)")
+        say(
+            f"validated {counted(found.clips, 'clip')} "
+            f"({found.decoded} decoded, the rest by digest)"
+        )
         return found.problems
 
     try:
@@ -140,7 +144,7 @@ def _write_output(
 
     for child in staging.iterdir():  # the build made the staging folder and all it holds
         shutil.rmtree(child) if child.is_dir() else child.unlink()
-    say(f"writing the shards of {len(report.included)} videos")
+    say(f"writing the shards of {counted(len(report.included), 'video')}")
     written = write.write_dataset(shown("shards"), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
@@ -150,7 +154,7 @@ def _write_output(
         tars = write_webdataset(shown("webdataset"), staging)
         sections.append(card_section(len(tars)))
     shards = sum(len(s) for s in written.config_shards.values())
-    say(f"writing the card of {len(written.videos)} videos, {shards} shards")
+    say(f"writing the card of {counted(len(written.videos), 'video')}, {counted(shards, 'shard')}")
     for name, text in render(written, sections).items():
         (staging / name).write_text(text, "utf-8")
     report.write(staging)

@@ -26,10 +26,11 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-from splice_build.errors import INTERRUPTED_EXIT, UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.output import card, validate, write
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.shards import WriteResult
+from splice_build.plural import counted
 from splice_build.records import (
     COVERAGE_TOLERANCE,
     MIN_FPS,
@@ -249,7 +250,8 @@ def _nothing_built(report: BuildReport, given: BuildConfig, what: str) -> str:
     first = f"; e.g. {late[0].video_id}: {report.portable(late[0].reason)}" if late else ""
     kept = "left as it was" if given.out.exists() else "not created"
     return (
-        f"no video {what}: all {len(report.videos)} videos of {given.annotations.name} were "
+        f"no video {what}: all {counted(len(report.videos), 'video')} of "
+        f"{given.annotations.name} were "
         f"skipped ({stages}){first} (--videos {given.videos}); nothing written, --out "
         f"{given.out} {kept}"
     )
@@ -441,6 +443,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_build(config)
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         print(
             f"splice build: interrupted; the videos already cut are kept in {config.work_dir}: "
             "run the same command again to resume",

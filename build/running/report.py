@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from splice_build.plural import counted
 from splice_build.records import Skip
 
 REPORT_JSON = "build_report.json"
@@ -138,7 +139,7 @@ class BuildReport:
         counts = self.counts
         lines = [
             f"videos in {self.counted}: {counts.videos}",
-            f"included: {counts.included} videos, {counts.clips} clips",
+            f"included: {counted(counts.included, 'video')}, {counted(counts.clips, 'clip')}",
             f"skipped: {counts.skipped}",
         ]
         lines += [f"warning: {self.portable(w)}" for w in self.warnings]

@@ -15,6 +15,7 @@ from pathlib import Path
 from splice_build.cli import float_in
 from splice_build.errors import UserError
 from splice_build.output.validate import validate_report
+from splice_build.plural import counted
 from splice_build.records import COVERAGE_TOLERANCE
 from splice_build.running.executors import (
     add_executor_arguments,
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     )
     seconds = time.monotonic() - started
     print(
-        f"validate: {report.clips} clips of {report.videos} videos checked "
+        f"validate: {counted(report.clips, 'clip')} of {counted(report.videos, 'video')} checked "
         f"({report.decoded} decoded) in {seconds:.1f} s",
         file=sys.stderr,
     )

@@ -1,5 +1,5 @@
 """The figures of ``splice report`` (the paper's Figs. 2, 3 and 5-7) as PNG files, drawn
-from the report's plain data (``report.build_report``) with matplotlib's Agg backend, so
+from the report's plain data (``numbers.build_report``) with matplotlib's Agg backend, so
 no display is needed. The run labels here are the ones the report's tables use too.
 """
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from splice_build.errors import UserError
-from splice_build.output.card import markdown_table
+from splice_build.output.card_tables import markdown_table
 from splice_eval.report.figures import CONFIG_TITLES, RANDOM_ROW
 from splice_eval.report.paper import (
     ADJACENCY,

@@ -35,7 +35,7 @@ from tqdm import tqdm
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import INTERRUPTED_EXIT, UserError
+from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.output.card_reader import read_card
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_build.remote.redact import RedactingFilter, Redactor, public_url
@@ -395,6 +395,7 @@ def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = Non
             metadata=metadata,
         )
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         print(
             f"splice run: interrupted; the answers already in are kept in {args.out}; run the "
             "same command again to resume.",

@@ -38,9 +38,9 @@ import numpy as np
 
 import splice_dataset as schema
 import splice_formats
-from splice_build.errors import UserError, read_bytes
-from splice_build.output.card import markdown_table
+from splice_build.errors import UserError, as_user_error, read_bytes
 from splice_build.output.card_reader import read_card
+from splice_build.output.card_tables import markdown_table
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
 from splice_eval import data_source
 from splice_eval.builddata import iter_rows
@@ -282,6 +282,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument(
+        "--overwrite", action="store_true", help="replace --out when it exists (refused otherwise)"
+    )
+    parser.add_argument(
         "--seed", type=int, default=0, help="seed (random; --coin shuffle; default %(default)s)"
     )
     parser.add_argument(
@@ -293,6 +296,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out.exists() and not args.overwrite:  # an earlier run's answers, or a model's
+        raise UserError(f"--out {args.out}: exists; pass --overwrite to replace it")
     if args.coin is not None:
         return _run_coin(args)
     config = args.config or CONFIGS_OF[args.name][0]
@@ -312,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
             | fmt,
         )
     except (ValueError, OSError) as exc:  # UserError from the readers, unknown tasks
-        raise UserError(str(exc)) from exc
+        raise as_user_error(exc) from exc
     print(f"wrote {path}")
     return 0
 

@@ -182,7 +182,7 @@ TABLE_HEAD = ("Model", "Config", "Probe", *(METRIC_WORDS[m] for m in PAPER_METRI
 
 def markdown_section(comparisons: Sequence[dict]) -> list[str]:
     """The report's probe section, from ``report.json``'s ``probes`` entries."""
-    from splice_build.output.card import markdown_table
+    from splice_build.output.card_tables import markdown_table
 
     if not comparisons:
         return []

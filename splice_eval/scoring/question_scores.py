@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_formats
-from splice_build.output.card import markdown_table
+from splice_build.output.card_tables import markdown_table
 from splice_eval.scoring.runs import Run, question_references, references_for, score_run
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import UserError
+from splice_build.errors import UserError, as_user_error
 from splice_build.output.card_reader import read_card
 from splice_eval import data_source
 from splice_eval.builddata import NotABuild, read_meta
@@ -303,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
             for r in runs
         ]
     except (OSError, ValueError) as exc:  # UserError from the readers, the metric's checks
-        raise UserError(str(exc)) from exc
+        raise as_user_error(exc) from exc
     comparisons = compare_runs(runs, answers.references, iterations=args.bootstrap_iterations)
     pairs = question_scores.consistencies(every, answers.references)
     for note in notes:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import importlib.util
 import json
 import numbers
 import os
@@ -400,10 +401,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# How to get the toolkit: no pip extra brings it, since ms-vlmeval declares some 70
+# dependencies (models, judges) SPLICE never calls; docs/running-models.md says the same.
+INSTALL_HINT = (
+    "pip install ms-vlmeval==0.0.20 (with its dependencies, torch among them), or in a clone "
+    "`make vlmeval-venv` and run .venv-vlmeval/bin/splice vlmeval (docs/running-models.md)"
+)
+
+
+def require_vlmeval() -> None:
+    """VLMEvalKit missing: one line saying how to install it, not an import traceback."""
+    if importlib.util.find_spec("vlmeval") is None:
+        raise UserError(f"VLMEvalKit is not installed: {INSTALL_HINT}")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.splice_data:
         os.environ[DATA_ENV] = args.splice_data
     data_source()  # a wrong folder is one line here, not a traceback inside VLMEvalKit
+    require_vlmeval()
     work_dir, infer_only = _vlmeval_options(args.pass_through)
     started = time.time()
     register()

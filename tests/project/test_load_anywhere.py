@@ -113,3 +113,18 @@ def test_a_missing_local_build_is_never_replaced_by_the_cache(source, tmp_path: 
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("FileNotFoundError") and "elsewhere" in last and "ORG/NAME" in last
+
+
+def test_the_cards_streaming_line_runs_without_torchcodec(demo_build: Path, tmp_path: Path):
+    """Issue 41 wall 5: the card's streaming example failed at its first row without
+    torchcodec (``datasets.Video`` decodes with it only), which the card's install line does
+    not bring. It now streams the clips' bytes; run here with torchcodec unimportable."""
+    (line,) = [x for x in readme_python("Load").splitlines() if "streaming=True" in x]
+    code = "import sys\nsys.modules['torchcodec'] = None  # as if not installed\n"
+    code += "from datasets import load_dataset\n" + line.replace(
+        '"ORG/splice"', repr(str(demo_build))
+    )
+    code += "\nclip = next(iter(ds))['clips'][0]\nprint('MP4', clip['bytes'][4:8] == b'ftyp')\n"
+    done = run_outside(code, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "MP4 True" in done.stdout

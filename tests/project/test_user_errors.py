@@ -335,6 +335,7 @@ def test_publish_without_network(tmp_path, demo_build, command):
     env = {"HF_ENDPOINT": endpoint, "HF_TOKEN": "hf_notARealToken000000", "HF_HUB_OFFLINE": "0"}
     if command == "publish":
         argv = ["publish", str(demo_build), "--allow-stand-in", "--repo-id", "org/splice"]
+        argv += ["--code-url", "https://github.com/someone/splice-benchmark"]
     else:
         argv = ["publish-metric", "--repo-id", "org/splice_metric"]
     proc = splice(*argv, env=env, cwd=tmp_path)
@@ -368,7 +369,7 @@ def test_debug_shows_the_traceback(tmp_path):
     [
         ["validate", "{missing}"],
         ["annotate", "export", "{missing}", "--out", "{tmp}/packages"],
-        ["baseline", "random", "--data", "{missing}", "--out", "{tmp}/p.jsonl"],
+        ["baseline", "random", "--data", "{missing}", "--out", "{tmp}/b.jsonl"],  # p.jsonl: kept
         ["score", "{tmp}/p.jsonl", "--data", "{missing}"],
         ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text"]
         + ["--data", "{missing}", "--out", "{tmp}/q.jsonl"],
@@ -391,12 +392,16 @@ def _closed_endpoint() -> str:
 
 
 @pytest.mark.parametrize("offline", ["HF_HUB_OFFLINE", "unreachable endpoint"])
-def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, offline) -> None:
+def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(
+    tmp_path, offline, demo_build
+) -> None:
     """Wall 4 (issue 30): ``splice run --data ORG/splice`` offline spent 40 s in retries and
     ended in a ``ConnectionError`` traceback; ``score``, ``report`` and ``annotate export``
     took folders only. Every ``--data`` takes a Hub id; offline (``HF_HUB_OFFLINE=1``, or an
     endpoint that cannot be reached) and with the dataset not in the cache, each command
-    stops before any retry with one line naming the option, the id and why."""
+    stops before any retry with one line naming the option, the id and why. Issue 41 wall
+    6: a local backend's Hub ``--model`` likewise (10 retry lines over 46 s before), refused
+    before torch is imported."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env["HF_HOME"] = str(tmp_path / "hf-home")  # an empty cache
     if offline == "HF_HUB_OFFLINE":
@@ -415,6 +420,10 @@ def test_every_data_option_takes_a_hub_id_and_offline_fails_at_once(tmp_path, of
             ["baseline", "random", "--data", hub, "--out", str(tmp_path / "b.jsonl")],
         ],
         "BUILD": [["annotate", "export", hub, "--out", str(tmp_path / "packages")]],
+        "--model": [
+            ["run", "--backend", "transformers", "--model", hub, "--config", "text",
+             "--data", str(demo_build), "--out", str(tmp_path / "local.jsonl")],
+        ],
     }  # fmt: skip
     why = "HF_HUB_OFFLINE" if offline == "HF_HUB_OFFLINE" else "cannot be reached"
     for option, argvs in commands.items():
@@ -449,3 +458,36 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
         os.close(write_end)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_an_unwritable_out_is_one_line_naming_the_folder(tmp_path, demo_build, capsys) -> None:
+    """Issue 41 wall 4: ``--out`` in a folder that cannot be written gave tracebacks in
+    `splice demo`, `run`, `build` and `annotate export`; each now says, in one line, the
+    folder it could not write in and why (the dispatcher's one net, `errors.refused_write`).
+    A real read-only folder (`read_only`: a read-only mount as root, permissions otherwise)."""
+    from tests.support.read_only import read_only
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (tmp_path / "videos").mkdir()
+    commands = [
+        ["demo", "--out", str(locked / "demo")],
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+         "--data", str(demo_build), "--out", str(locked / "answers.jsonl")],
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+         "--data", str(demo_build), "--out", str(locked / "sub" / "answers.jsonl")],
+        ["build", "--videos", str(tmp_path / "videos"), "--out", str(locked / "build"),
+         "--limit", "1", "--no-progress"],
+        ["annotate", "export", str(demo_build), "--out", str(locked / "packages")],
+        ["baseline", "random", "--data", str(demo_build), "--out", str(locked / "b.jsonl")],
+    ]  # fmt: skip
+    why = ("read-only", "no permission")
+    with read_only(locked):
+        for argv in commands:
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err  # `splice run` says what it runs first
+            assert "Traceback" not in err and "Errno" not in err, (argv, err)
+            last = err.strip().splitlines()[-1]
+            assert last.startswith(f"splice {argv[0]}: "), last
+            assert f"{locked}" in last and any(w in last for w in why), last
+    assert list(locked.iterdir()) == []

@@ -46,10 +46,16 @@ def fresh_disposition(signum: int) -> Iterator[None]:
 
 
 def interrupt_when(
-    cmd: list[str], ready: Callable[[], bool], cwd: Path | None = None
+    cmd: list[str],
+    ready: Callable[[], bool],
+    cwd: Path | None = None,
+    presses: int = 1,
+    gap: float = 0.02,
 ) -> subprocess.CompletedProcess:
     """Run ``cmd`` as a terminal would, press Ctrl-C once ``ready()`` holds (within five
-    minutes; it must still be running then), and return how it ended (stdout, stderr text)."""
+    minutes; it must still be running then), and return how it ended (stdout, stderr text).
+    ``presses`` > 1: an impatient user's Ctrl-C again and again, ``gap`` seconds apart, for
+    as long as the command runs."""
     proc = subprocess.Popen(
         cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=terminal_sigint,
@@ -60,6 +66,10 @@ def interrupt_when(
             time.sleep(0.05)
         assert proc.poll() is None, f"{cmd} ended before it could be interrupted"
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+        for _ in range(presses - 1):
+            time.sleep(gap)
+            with contextlib.suppress(ProcessLookupError):  # the group may be gone by now
+                os.killpg(proc.pid, signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

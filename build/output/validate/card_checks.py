@@ -61,7 +61,7 @@ def check_card(root: Path, shards: WriteResult, card: CardInfo | None = None) ->
 
 
 # A card fact recorded twice (YAML and text) must agree; the text's provenance lines.
-_TEXT_ROW = r"^- \*\*{}:\*\* (.*?)\s*$"  # `card._provenance_block`'s lines
+_TEXT_ROW = r"^- \*\*{}:\*\* (.*?)\s*$"  # `provenance.provenance_block`'s lines
 
 
 def _text_row(text: str, name: str) -> str | None:

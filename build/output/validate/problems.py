@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from splice_build.plural import counted
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -49,6 +51,7 @@ class ValidationReport:
             else f"{self.decoded} of the clips decoded, the others' digests checked"
         )
         return (
-            f"OK: {self.videos} videos, {self.clips} clips; shards: {counts}; {clips}, "
+            f"OK: {counted(self.videos, 'video')}, {counted(self.clips, 'clip')}; "
+            f"shards: {counts}; {clips}, "
             "answers are permutations, no order leak found, the card matches"
         )

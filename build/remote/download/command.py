@@ -16,7 +16,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.errors import INTERRUPTED_EXIT, require
+from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts, require
+from splice_build.plural import counted
 from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
 from splice_build.remote import download_report
 from splice_build.remote.download.fetch import STAGING, Fetcher, short_reason
@@ -82,6 +83,7 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> Downl
                 )
                 bar.update()
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         interrupted = True
         fetcher.cancel.set()
     finally:
@@ -225,7 +227,8 @@ def closing_line(done: DownloadRun, selected: int) -> tuple[str, int]:
     """The run's last line (short, naming what failed) and its exit status: 130 when
     interrupted, 1 when stopped early or when every video tried failed, else 0."""
     if done.interrupted:
-        return f"interrupted: {selected - len(done.outcomes)} videos not tried", INTERRUPTED_EXIT
+        untried = counted(selected - len(done.outcomes), "video")
+        return f"interrupted: {untried} not tried", INTERRUPTED_EXIT
     untried = sum(o.status == download_report.NOT_TRIED for o in done.outcomes)
     if done.stopped:
         return (

@@ -30,6 +30,7 @@ from splice_build.output.release_manifest import (
     sha256_text,
 )
 from splice_build.output.write import WriteResult
+from splice_build.plural import counted
 from splice_build.records import CutSettings, Skip
 from splice_build.remote.release.convert import (
     REENCODE,
@@ -334,7 +335,8 @@ def _nothing_imported(report: BuildReport, repo_id: str, out: Path) -> Callable[
         stages = ", ".join(f"{stage} {n}" for stage, n in report.skips_by_stage().items())
         first = f"; e.g. {skipped[0].video_id}: {skipped[0].reason}" if skipped else ""
         return (
-            f"no video {what}: all {len(report.videos)} videos of the release {repo_id} were "
+            f"no video {what}: all {counted(len(report.videos), 'video')} of the release "
+            f"{repo_id} were "
             f"skipped ({stages}){first}; nothing written, --out {out} left as it was"
         )
 

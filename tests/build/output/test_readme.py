@@ -107,3 +107,20 @@ def test_loading_doc_python_example_runs(demo_build: Path, tmp_path: Path, monke
     assert namespace["frames"].ndim == 4 and namespace["frames"].shape[-1] == 3
     row = namespace["row"]
     assert namespace["prompt"].labels == tuple(f"Video {k}" for k in range(1, row["num_clips"] + 1))
+
+
+def test_make_demo_and_the_readme_say_where_the_splice_command_lives() -> None:
+    """Issue 41 wall 1: after `make demo`, `splice` was "command not found" (it lives in
+    .venv) and nothing said so. `make demo` ends with the two ways in, and the README's quick
+    start shows them. (`make -n`: what the target runs, without building the demo again.)"""
+    import subprocess
+
+    done = subprocess.run(
+        ["make", "-n", "demo", "VENV=.venv"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("echo") and "splice demo" not in last, last
+    for way in (".venv/bin/splice --help", "source .venv/bin/activate"):
+        assert way in last, last
+        assert way in README.read_text("utf-8"), way

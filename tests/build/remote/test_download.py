@@ -348,7 +348,7 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
         done = interrupt_when(cmd, lambda: len(mirror.requests_for(slow_id)) >= 2)
     stdout, stderr = done.stdout, done.stderr
     assert done.returncode == 130, stderr
-    assert "1 videos not tried" in stdout
+    assert "1 video not tried" in stdout
     report = _report(out)
     assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
     assert list((out / fetch.STAGING / slow_id).glob("*.part"))  # kept, to resume

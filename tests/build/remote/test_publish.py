@@ -38,6 +38,8 @@ from splice_build.remote.upload_plan import (
 from tests.support.paths import REPO
 
 SECRET = "hf_TESTsecretTOKENvalue0123456789abcdef"
+CODE_URL = "https://github.com/someone/splice-benchmark"
+CODE = ["--code-url", CODE_URL]  # the card's code placeholder, filled (else refused)
 GOOD_CARD = """---
 configs:
 - config_name: video_text
@@ -98,11 +100,22 @@ class Hub:
                     shutil.copyfile(folder / rel, target / rel)
                 return SimpleNamespace(commit_url=f"https://huggingface.co/{kwargs['repo_id']}")
 
+            def upload_file(self, *args, **kwargs):
+                hub.calls.append(("upload_file", args, kwargs))
+                target = hub.repo_folder(kwargs["repo_id"], kwargs.get("revision"))
+                path = target / kwargs["path_in_repo"]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(kwargs["path_or_fileobj"])
+                return SimpleNamespace(commit_url=f"https://huggingface.co/{kwargs['repo_id']}")
+
         return RecordingHfApi
 
     def repo_folder(self, repo_id: str, revision: str | None = None) -> Path:
         # Named like the repo, as a Hub clone would be (evaluate.load needs NAME/NAME.py).
         return self.remote / (revision or "main") / repo_id
+
+    def sent_card(self, repo_id: str, revision: str | None = None) -> bytes:
+        return (self.repo_folder(repo_id, revision) / "README.md").read_bytes()
 
     def sent_files(self, repo_id: str, revision: str | None = None) -> list[str]:
         root = self.repo_folder(repo_id, revision)
@@ -255,7 +268,15 @@ def test_dry_run_lists_files_with_sizes_and_sends_nothing(
     build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = splice_main(
-        ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice", "--dry-run"]
+        [
+            "publish",
+            str(build_copy),
+            "--allow-stand-in",
+            *CODE,
+            "--repo-id",
+            "org/splice",
+            "--dry-run",
+        ]
     )
     out = capsys.readouterr().out
     assert code == 0
@@ -265,6 +286,31 @@ def test_dry_run_lists_files_with_sizes_and_sends_nothing(
     for f in plan:
         assert f"{f.size:>15,d}  {f.path_in_repo}" in out
     assert f"{len(plan)} files" in out and "nothing sent" in out
+    # issue 41 wall 2: the dry run shows the real ids the upload writes into the card
+    for line in (
+        "README.md: https://github.com/ORG/splice-benchmark -> " + CODE_URL + " (1)",
+        "README.md: ORG/splice_metric -> org/splice_metric (1)",
+        "README.md: ORG/splice -> org/splice (",
+    ):
+        assert line in out, out
+
+
+def test_a_card_still_naming_a_placeholder_is_refused(
+    build_copy: Path, hub: Hub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41 wall 2: the card's placeholders went up unchanged. Without the code's URL, or
+    with an ``ORG/...`` id no option fills, nothing is sent, dry run or not."""
+    argv = ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "me/bench"]
+    assert splice_main(argv) == 1
+    err = capsys.readouterr().err
+    assert "README.md: still names the placeholder https://github.com/ORG/splice-benchmark" in err
+    assert "--code-url" in err
+    card = build_copy / "README.md"
+    card.write_text(card.read_text("utf-8") + "\nSee ORG/other-thing.\n", "utf-8")
+    assert splice_main([*argv, *CODE, "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "still names the placeholder ORG/other-thing" in err and "ORG/splice" not in err
+    assert hub.calls == []
 
 
 def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
@@ -272,7 +318,12 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
 ) -> None:
     (build_copy / "scratch.txt").write_text("left behind")
     code = publish_dataset(
-        build_copy, "org/splice", private=True, revision="v1", allow_stand_in=True
+        build_copy,
+        "org/splice",
+        private=True,
+        revision="v1",
+        allow_stand_in=True,
+        code_url=CODE_URL,
     )
     assert code == 0, capsys.readouterr()
     files = plan_upload(build_copy)
@@ -297,11 +348,29 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
                 "repo_type": "dataset",
                 "revision": "v1",
                 "allow_patterns": [f.path_in_repo for f in files],
-                "ignore_patterns": COMMON_IGNORE_PATTERNS,
+                "ignore_patterns": [*COMMON_IGNORE_PATTERNS, "README.md"],
                 "commit_message": f"Upload SPLICE build ({len(files)} files)",
             },
         ),
+        (  # the card last, with the real ids written in
+            "upload_file",
+            (),
+            {
+                "path_or_fileobj": hub.sent_card("org/splice", "v1"),
+                "path_in_repo": "README.md",
+                "repo_id": "org/splice",
+                "repo_type": "dataset",
+                "revision": "v1",
+                "commit_message": f"Upload SPLICE build ({len(files)} files): README.md with "
+                "the real ids",
+            },
+        ),
     ]
+    # The card went up with the real ids (issue 41 wall 2); the folder's own is unchanged.
+    sent = hub.sent_card("org/splice", "v1").decode("utf-8")
+    assert 'load_dataset("org/splice", "video_text"' in sent and CODE_URL in sent
+    assert 'evaluate.load("org/splice_metric")' in sent and "ORG/" not in sent
+    assert 'load_dataset("ORG/splice", "video_text"' in (build_copy / "README.md").read_text()
     # What was sent is exactly what the dry run lists; the stray file stayed home.
     assert hub.sent_files("org/splice", "v1") == [f.path_in_repo for f in files]
     remote = hub.repo_folder("org/splice", "v1")
@@ -321,9 +390,9 @@ def test_publish_calls_hfapi_exactly_and_the_upload_loads_back(
 
 
 def test_public_publish_without_revision(build_copy: Path, hub: Hub) -> None:
-    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True) == 0
+    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True, code_url=CODE_URL) == 0
     names = [c[0] for c in hub.calls]
-    assert names == ["HfApi", "create_repo", "upload_folder"]
+    assert names == ["HfApi", "create_repo", "upload_folder", "upload_file"]
     assert hub.calls[1][2]["private"] is False
     assert hub.calls[2][2]["revision"] is None
 
@@ -333,7 +402,9 @@ def test_folder_failing_validate_is_refused(
 ) -> None:
     for shard in (build_copy / schema.shard_dir("text")).glob("*.parquet"):
         shard.unlink()
-    code = splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice"])
+    code = splice_main(
+        ["publish", str(build_copy), "--allow-stand-in", *CODE, "--repo-id", "org/splice"]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "fails splice validate" in err and str(build_copy) in err
@@ -350,6 +421,7 @@ def test_limits_are_checked_before_anything_is_sent(
         "org/splice",
         limits=HubLimits(max_entries_per_folder=len(root_entries) - 1),
         allow_stand_in=True,
+        code_url=CODE_URL,
     )
     assert code == 1
     assert "./: " in capsys.readouterr().err
@@ -357,7 +429,10 @@ def test_limits_are_checked_before_anything_is_sent(
 
 
 def test_bad_repo_id_is_refused(build_copy: Path, hub: Hub, capsys) -> None:
-    assert splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "splice"]) == 2
+    assert (
+        splice_main(["publish", str(build_copy), "--allow-stand-in", *CODE, "--repo-id", "splice"])
+        == 2
+    )
     assert "expected ORG/NAME" in capsys.readouterr().err
     assert hub.calls == []
 
@@ -374,19 +449,39 @@ def test_token_never_printed_or_logged(
     caplog.set_level(logging.DEBUG)
     assert (
         splice_main(
-            ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/s", "--dry-run"]
+            [
+                "publish",
+                str(build_copy),
+                "--allow-stand-in",
+                *CODE,
+                "--repo-id",
+                "org/s",
+                "--dry-run",
+            ]
         )
         == 0
     )
     assert (
         splice_main(
-            ["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/s", "--private"]
+            [
+                "publish",
+                str(build_copy),
+                "--allow-stand-in",
+                *CODE,
+                "--repo-id",
+                "org/s",
+                "--private",
+            ]
         )
         == 0
     )
     assert (
         publish_dataset(
-            build_copy, "org/s", limits=HubLimits(max_entries_per_folder=1), allow_stand_in=True
+            build_copy,
+            "org/s",
+            limits=HubLimits(max_entries_per_folder=1),
+            allow_stand_in=True,
+            code_url=CODE_URL,
         )
         == 1
     )
@@ -403,7 +498,7 @@ def test_saved_login_token_is_used(
     monkeypatch.delenv("HF_TOKEN")
     saved = _touch(tmp_path / "token", b"hf_savedLOGINtoken000000000000000000\n")
     monkeypatch.setattr(hf_constants, "HF_TOKEN_PATH", str(saved))
-    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True) == 0
+    assert publish_dataset(build_copy, "org/splice", allow_stand_in=True, code_url=CODE_URL) == 0
     assert hub.calls[0] == ("HfApi", (), {"token": "hf_savedLOGINtoken000000000000000000"})
     assert "savedLOGIN" not in "".join(capsys.readouterr())
 
@@ -413,7 +508,9 @@ def test_no_token_is_a_clear_error(
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
     assert (
-        splice_main(["publish", str(build_copy), "--allow-stand-in", "--repo-id", "org/splice"])
+        splice_main(
+            ["publish", str(build_copy), "--allow-stand-in", *CODE, "--repo-id", "org/splice"]
+        )
         == 2
     )
     assert "no Hugging Face token found: set HF_TOKEN" in capsys.readouterr().err
@@ -491,6 +588,7 @@ def test_publish_metric_calls_hfapi_exactly(tmp_path: Path, hub: Hub, capsys) ->
                 "repo_id": "org/splice_metric",
                 "folder_path": str(folder),
                 "repo_type": "space",
+                "revision": None,
                 "allow_patterns": METRIC_ALLOW_PATTERNS,
                 "ignore_patterns": METRIC_IGNORE_PATTERNS,
                 "commit_message": "Upload the SPLICE metric",
@@ -542,10 +640,12 @@ def test_real_metric_folder_uploads_as_a_loadable_space(hub: Hub, capsys) -> Non
     """The repo's own splice_metric/ passes the checks and, as uploaded, evaluate loads it."""
     import evaluate
 
-    assert publish_metric("org/splice_metric") == 0, capsys.readouterr()
-    remote = hub.repo_folder("org/splice_metric")
+    assert publish_metric("me/splice_metric") == 0, capsys.readouterr()
+    remote = hub.repo_folder("me/splice_metric")
     metric = evaluate.load(str(remote))
     assert metric.name
+    card = (remote / "README.md").read_text("utf-8")  # the metric's card names its real id
+    assert 'evaluate.load("me/splice_metric", "pairwise")' in card and "ORG/" not in card
 
 
 def test_publishing_md_lists_every_file_publish_uploads():

@@ -25,6 +25,7 @@ def test_publish_refuses_a_stand_in_build(demo_build: Path, capsys) -> None:
 def test_allow_stand_in_publishes_the_dry_run(demo_build: Path, capsys) -> None:
     code = splice_main(
         ["publish", str(demo_build), "--repo-id", "org/splice", "--dry-run", "--allow-stand-in"]
+        + ["--code-url", "https://github.com/someone/splice-benchmark"]
     )
     out = capsys.readouterr().out
     assert code == 0

@@ -455,7 +455,7 @@ def test_out_is_guarded_like_a_builds(release_dir, imported, tmp_path, capsys):
     fresh = tmp_path / "fresh"
     assert main(["import-release", str(lone), "--out", str(fresh), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("splice import-release: no video imported: all 1 videos of the release")
+    assert err.startswith("splice import-release: no video imported: all 1 video of the release")
     assert f"{UNKNOWN}: not in the annotations" in err and err.count("\n") == 1
     assert not fresh.exists() and not list(tmp_path.glob(".fresh*"))
 

@@ -207,3 +207,20 @@ def test_baseline_on_demo_build_is_scored(demo_build, tmp_path, name, config):
         # the demo's real COIN steps: the prior beats random orders here too
         rnd = random_baseline([len(r) for r in refs])
         assert result["binary_accuracy"] > rnd["binary_accuracy"]
+
+
+def test_baseline_refuses_to_overwrite_its_out_unless_told(demo_build, tmp_path, capsys):
+    """Issue 41 wall 8: ``splice baseline --out FILE`` replaced an existing file without a
+    word (a model's answers, say). Refused in one line, the file untouched; ``--overwrite``
+    replaces it."""
+    from splice_build.cli import main
+
+    out = tmp_path / "answers.jsonl"
+    out.write_text("a model's answers\n")
+    argv = ["baseline", "random", "--data", str(demo_build), "--config", "text", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"splice baseline: --out {out}: exists; pass --overwrite to replace it"
+    assert out.read_text() == "a model's answers\n"
+    assert main([*argv, "--overwrite"]) == 0
+    assert out.read_text() != "a model's answers\n"

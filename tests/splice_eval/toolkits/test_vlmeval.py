@@ -7,6 +7,7 @@ Each prompt must hold its row's clips, each after its label, and VLMEvalKit's sc
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -259,6 +260,20 @@ def test_a_wrong_data_folder_is_one_line_before_vlmeval_loads(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("splice vlmeval: SPLICE data") and "\n" not in err
     assert "vlmeval" not in sys.modules
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("vlmeval") is not None, reason="VLMEvalKit is installed here"
+)
+def test_without_vlmevalkit_one_line_says_how_to_install_it(tmp_path, capsys):
+    """Issue 41 wall 3: a 12-line import traceback before; one line naming the toolkit's
+    install now, before any data is read."""
+    argv = ["vlmeval", "--data", "SPLICE_text", "--model", "m", "--work-dir", str(tmp_path)]
+    assert splice_main([*argv, "--splice-data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert err.startswith("splice vlmeval: VLMEvalKit is not installed")
+    assert "pip install ms-vlmeval==0.0.20" in err and "make vlmeval-venv" in err
 
 
 def test_vlmevalkits_options_pass_through_ours_do_not(tmp_path):
