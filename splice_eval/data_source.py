@@ -42,7 +42,7 @@ def local_build(
     cached = _cached(repo, patterns)
     if cached is not None:
         return cached
-    _check_reachable(repo, option)
+    check_reachable(repo, option)
     try:
         return Path(snapshot_download(repo, repo_type="dataset", allow_patterns=patterns))
     except Exception as exc:  # huggingface_hub's errors: not found, gated, network
@@ -58,7 +58,7 @@ def stream_source(data: str, config: str, option: str = "--data") -> str:
     cached = _cached(data, ["README.md", f"{schema.shard_dir(config)}/*"])
     if cached is not None and (cached / schema.shard_dir(config)).is_dir():
         return str(cached)
-    _check_reachable(data, option)
+    check_reachable(data, option)
     return data
 
 
@@ -74,21 +74,24 @@ def _cached(repo: str, patterns: list[str] | None) -> Path | None:
     return Path(folder)
 
 
-def _check_reachable(repo: str, option: str) -> None:
-    """One line, at once, when the Hub cannot be asked for ``repo``."""
+def check_reachable(
+    repo: str, option: str, what: str = "dataset", instead: str = "a built folder"
+) -> None:
+    """One line, at once, when the Hub cannot be asked for ``repo`` (a ``what``: dataset,
+    model) that is not in the Hub cache: every Hub id an option takes is refused alike."""
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
         raise UserError(
-            f"{option} {repo}: HF_HUB_OFFLINE is set and the dataset is not in the Hub cache; "
-            "download it once online, or pass a built folder"
+            f"{option} {repo}: HF_HUB_OFFLINE is set and the {what} is not in the Hub cache; "
+            f"download it once online, or pass {instead}"
         )
     endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
     why = unreachable(endpoint, REACH_TIMEOUT)
     if why:
         raise UserError(
-            f"{option} {repo}: the Hub cannot be reached ({why}) and the dataset is not in "
-            "the Hub cache; check the connection, or pass a built folder"
+            f"{option} {repo}: the Hub cannot be reached ({why}) and the {what} is not in "
+            f"the Hub cache; check the connection, or pass {instead}"
         )
 
 

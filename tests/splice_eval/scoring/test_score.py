@@ -206,6 +206,9 @@ def test_duplicate_prediction_is_an_error(
 def test_missing_build_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
     assert main(["score", str(preds), "--data", str(tmp_path / "nowhere")]) == 2
+    assert f"--data {tmp_path / 'nowhere'}: no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["score", str(preds), "--data", str(tmp_path / "empty")]) == 2
     assert "no text shards matching text/test-*.parquet" in capsys.readouterr().err
 
 
