@@ -541,7 +541,7 @@ def test_vlmevalkit_result_files_score_as_their_answers(
     the same answers in the project's own format (issue 34: .xlsx was "not UTF-8")."""
     rows = [
         {"index": i, "video": v, "question": "A video has\nbeen split", "prediction": raw}
-        | {"config": "text", "answer": "[1, 2]"}
+        | {"config": "text", "answer": json.dumps({"order": VIDEOS[v][2]})}
         for i, (v, raw) in enumerate(RAW.items())
     ]
     got, _ = _scores(_vlmevalkit_result(tmp_path / f"m_SPLICE{suffix}", rows), build_dir, tmp_path)
