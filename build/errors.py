@@ -10,6 +10,9 @@ working. ``read_bytes`` / ``read_text`` are how user files are read: a missing f
 folder, an unreadable or non-UTF-8 file becomes a ``UserError`` naming it (and the line),
 and a UTF-8 byte order mark (what Excel and Notepad write) is accepted. ``disk_error`` is
 how the machine's refusals to write (a full or read-only disk, no permission) become one.
+Every user file is read up to a size bound (``READ_LIMIT`` unless the reader states its
+own, ``open_user_file`` for readers that stream), said in the refusal, so no file makes a
+command hold more than that in memory.
 ``require`` is how an optional extra's module is imported: missing, it is a UserError
 naming the extra.
 """
@@ -23,6 +26,7 @@ import signal
 import threading
 from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
 USAGE_EXIT = 2
 INTERRUPTED_EXIT = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
@@ -46,6 +50,16 @@ _DISK_REFUSALS = {
     errno.EACCES: ("no permission to write there", "choose a folder you may write to"),
     errno.EPERM: ("no permission to write there", "choose a folder you may write to"),
 }
+
+
+# The most a user file read whole is (annotation files, curation files, sheets, keys): COIN's
+# whole annotation file is under 10 MB.
+READ_LIMIT = 64 * 1024 * 1024
+
+
+def size_words(size: int) -> str:
+    """A byte count as a refusal says it (``64 MB``)."""
+    return f"{size / 1024 / 1024:.3g} MB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
 class UserError(ValueError):
@@ -87,17 +101,38 @@ def as_user_error(exc: ValueError | OSError) -> UserError:
     return refused or UserError(str(exc))
 
 
-def read_bytes(path: str | os.PathLike, what: str) -> bytes:
-    """The bytes of the user's file ``path`` (``what`` it is, for the message)."""
+def open_user_file(path: str | os.PathLike, what: str, limit: int = READ_LIMIT) -> BinaryIO:
+    """The user's file ``path`` (``what`` it is, for the message) open for reading in binary,
+    once it is known to hold at most ``limit`` bytes (refused naming the bound)."""
     path = Path(path)
     try:
-        return path.read_bytes()
+        fh = path.open("rb")
     except FileNotFoundError:
         raise UserError(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder, not a file") from None
     except OSError as exc:
         raise UserError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+    size = os.fstat(fh.fileno()).st_size
+    if size > limit:
+        fh.close()
+        raise UserError(
+            f"{what} {path}: {size_words(size)}, over the {size_words(limit)} a {what} may be"
+        )
+    return fh
+
+
+def read_bytes(path: str | os.PathLike, what: str, limit: int = READ_LIMIT) -> bytes:
+    """The bytes of the user's file ``path`` (``what`` it is, for the message), at most
+    ``limit`` of them (a file that grows while read is cut there, and refused)."""
+    with open_user_file(path, what, limit) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise UserError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise UserError(f"{what} {path}: over the {size_words(limit)} a {what} may be")
+    return data
 
 
 def decode_text(data: bytes, path: str | os.PathLike, what: str) -> str:
@@ -112,9 +147,9 @@ def decode_text(data: bytes, path: str | os.PathLike, what: str) -> str:
         ) from None
 
 
-def read_text(path: str | os.PathLike, what: str) -> str:
-    """The text of the user's UTF-8 file ``path`` (BOM accepted)."""
-    return decode_text(read_bytes(path, what), path, what)
+def read_text(path: str | os.PathLike, what: str, limit: int = READ_LIMIT) -> str:
+    """The text of the user's UTF-8 file ``path`` (BOM accepted), at most ``limit`` bytes."""
+    return decode_text(read_bytes(path, what, limit), path, what)
 
 
 # What a file system error on a file means for the user, for messages that go into reports

@@ -29,8 +29,6 @@ between; ``order`` is parsed from the whole answer before the cap.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -39,8 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from splice_build.atomic import atomic_path
-from splice_build.errors import UserError, read_text, require
+from splice_build.errors import UserError
 from splice_dataset import CONFIGS
+from splice_eval.prediction_files import (
+    csv_records,
+    json_records,
+    lines,
+    starts_a_list,
+    xlsx_records,
+)
 
 FIELDS = ("video_id", "config", "model", "raw_output", "order")  # the rest is `extra`
 METADATA_KEY = "splice_metadata"
@@ -130,12 +135,10 @@ def read_metadata(path: str | Path) -> dict[str, Any] | None:
     path = Path(path)
     if is_table(path):
         return None
-    return _metadata_in(read_text(path, "prediction file"), path)
-
-
-def _metadata_in(text: str, path: Path) -> dict[str, Any] | None:
-    line = next((line for line in text.split("\n") if line.strip()), "")
-    return _metadata_of(line, path)
+    for _, line in lines(path):
+        if line.strip():
+            return _metadata_of(line, path)
+    return None
 
 
 def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
@@ -143,7 +146,7 @@ def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None  # reported as a bad line by the reader
     if not isinstance(data, dict) or set(data) != {METADATA_KEY}:
         return None
@@ -154,46 +157,59 @@ def _metadata_of(line: str, path: Path) -> dict[str, Any] | None:
 
 def read_predictions(path: str | Path) -> list[Prediction]:
     """Read a prediction file (JSONL or CSV, see ``iter_predictions``); a bad line raises
-    naming the file and line number. An lmms-eval samples file whose answers are all empty
-    is refused: that is what lmms-eval logs when its model crashed on every document (it
-    catches the error, answers "" and exits 0), never a model's answers to score."""
-    predictions = list(iter_predictions(path))
-    if predictions and all(LMMS_DOC_ID in p.extra for p in predictions):
-        if not any((p.raw_output or "").strip() or p.order for p in predictions):
-            raise UserError(
-                f"{path}: all {len(predictions)} answers are empty: the model produced no "
-                "text (what lmms-eval logs, exiting 0, when its model crashed); see its log"
-            )
-    return predictions
+    naming the file and line number."""
+    return list(iter_predictions(path))
 
 
 def iter_predictions(path: str | Path) -> Iterator[Prediction]:
-    """The predictions of a file (its metadata line skipped; see ``read_metadata``).
+    """The predictions of a file (its metadata line skipped; see ``read_metadata``)."""
+    for _, prediction in iter_located(path):
+        yield prediction
+
+
+def iter_located(path: str | Path) -> Iterator[tuple[int, Prediction]]:
+    """The predictions of a file with the line (a JSON record: the position) each is on,
+    read as a stream: a file over ``MAX_FILE_BYTES`` (a .json list or .xlsx over
+    ``MAX_TABLE_BYTES``), or a row over ``MAX_ROW_BYTES``, is refused naming the bound.
 
     Besides this module's own format, what other tools write is read as it stands: only
     ``video_id`` and one of ``order`` / ``raw_output`` are needed (``model`` defaults to
     the metadata's, else the file's stem; ``config`` to the metadata's, else "" for not
-    stated). A ``.csv`` file has a header row with those column names (``prediction``,
-    VLMEvalKit's answer column, stands for ``raw_output``; an ``order`` cell is a JSON
-    list or numbers separated by commas or spaces, empty for none). VLMEvalKit's result
-    files are read as tables too (``.xlsx``, ``.tsv``, or ``.json``: a list of records),
-    its ``video`` column standing for ``video_id`` (``index``, its row number, is kept as
-    an extra field); see ``table_rows``. A JSONL line of
-    lmms-eval's ``--log_samples`` is read through the record our task logs under each
-    metric's name. A file whose rows hold no order is read by ``scoring`` with the metric's
-    ``parse_order``.
+    stated; a video id is taken without the spaces around it, as spreadsheets leave them).
+    A ``.csv`` file has a header row with those column names (``prediction``, VLMEvalKit's
+    answer column, stands for ``raw_output``; an ``order`` cell is a JSON list or numbers
+    separated by commas or spaces, empty for none); a quote left open is refused naming
+    the row it opens. VLMEvalKit's result files are read as tables too (``.xlsx``,
+    ``.tsv``, or ``.json``: a list of records), its ``video`` column standing for
+    ``video_id`` (``index``, its row number, is kept as an extra field); see
+    ``table_rows``. A JSONL line of lmms-eval's ``--log_samples`` is read through the
+    record our task logs under each metric's name. A file whose rows hold no order is read
+    by ``scoring`` with the metric's ``parse_order``.
+
+    An lmms-eval samples file whose answers are all empty is refused: that is what
+    lmms-eval logs when its model crashed on every document (it catches the error, answers
+    "" and exits 0), never a model's answers to score.
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if is_table(path):
         metadata, rows = None, table_rows(path)
     else:
-        text = read_text(path, "prediction file")
-        metadata = _metadata_in(text, path) if suffix != ".csv" else None
-        rows = _csv_rows(text, path) if suffix == ".csv" else _json_rows(text, path)
+        metadata = read_metadata(path) if suffix != ".csv" else None
+        rows = _csv_rows(path) if suffix == ".csv" else _json_rows(path)
     defaults = {"model": path.stem, "config": "", **(metadata or {})}
+    count, lmms, answered = 0, True, False
     for lineno, data in rows:
-        yield _prediction(data, f"{path}:{lineno}", defaults)
+        prediction = _prediction(data, f"{path}:{lineno}", defaults)
+        count += 1
+        lmms = lmms and LMMS_DOC_ID in prediction.extra
+        answered = answered or bool((prediction.raw_output or "").strip() or prediction.order)
+        yield lineno, prediction
+    if count and lmms and not answered:
+        raise UserError(
+            f"{path}: all {count} answers are empty: the model produced no "
+            "text (what lmms-eval logs, exiting 0, when its model crashed); see its log"
+        )
 
 
 # VLMEvalKit's result files (PRED_FORMAT: xlsx, the default, tsv or json): one row per
@@ -207,26 +223,21 @@ def is_table(path: Path) -> bool:
     suffix = path.suffix.lower()
     if suffix != ".json":
         return suffix in TABLE_SUFFIXES
-    return read_text(path, "prediction file").lstrip().startswith("[")
+    return starts_a_list(path)
 
 
 def table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of a VLMEvalKit result file as prediction fields, numbered as the file shows
-    them (an xlsx or TSV row's line, a JSON record's position from 1)."""
+    them (an xlsx or TSV row's line, a JSON record's position from 1). A table whose answer
+    cells are all empty (or, in an .xlsx, formulas whose values were never saved) is
+    refused with the reason: it holds no model's answers."""
     if path.suffix.lower() == ".xlsx":
-        records = _xlsx_records(path)
+        records = xlsx_records(path)
     elif path.suffix.lower() == ".tsv":
-        text = read_text(path, "prediction file")
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t")
-        records = [(reader.line_num, row) for row in reader]
+        records = csv_records(path, "\t")
     else:
-        try:
-            data = json.loads(read_text(path, "prediction file"))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: not valid JSON ({exc.msg})") from None
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise UserError(f"{path}: expected a JSON list of records (VLMEvalKit's json)")
-        records = list(enumerate(data, 1))
+        records = json_records(path)
+    count = answered = 0
     for lineno, record in records:
         row = {str(k).strip(): v for k, v in record.items() if k is not None}
         if "video_id" not in row and "video" in row:
@@ -237,31 +248,31 @@ def table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             row["prediction"] = str(row["prediction"])
         if "prediction" in row and "video_id" not in row:
             raise UserError(f"{path}:{lineno}: no video or video_id column")
+        count += 1
+        answered += any(row.get(k) not in (None, "") for k in _ANSWER_COLUMNS)
         yield lineno, row
+    if count and not answered:
+        raise UserError(f"{path}: all {count} answer cells are empty{_why_empty(path)}")
 
 
-def _xlsx_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    openpyxl = require("openpyxl", "vlmeval", f"reading {path.name}")
-    try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises zipfile, KeyError and its own errors alike
-        raise UserError(f"{path}: not a readable .xlsx file ({type(exc).__name__})") from None
-    sheet = book.worksheets[0]
-    lines = sheet.iter_rows(values_only=True)
-    header = next(lines, None) or ()
-    out = [
-        (number, dict(zip(header, values, strict=False)))
-        for number, values in enumerate(lines, 2)
-        if any(v is not None for v in values)
-    ]
-    book.close()
-    return out
+def _why_empty(path: Path) -> str:
+    """Why an .xlsx shows no answers: formulas whose values were never saved (a program
+    that does not compute them wrote it), or nothing at all."""
+    if path.suffix.lower() != ".xlsx":
+        return ": no model's answers to score"
+    for _, record in xlsx_records(path, values=False):
+        if any(isinstance(record.get(k), str) and record[k].startswith("=") for k in record):
+            return (
+                ": they are formulas whose values were never saved (the program that wrote "
+                "it does not compute them); open and save it in a spreadsheet program, or "
+                "export the answers as values"
+            )
+    return ": no model's answers to score"
 
 
-def _json_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    # split on "\n" only: raw_output may hold U+2028 and other line breaks of str.splitlines
+def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     first = True
-    for lineno, line in enumerate(text.split("\n"), 1):
+    for lineno, line in lines(path):
         if not line.strip():
             continue
         if first and _metadata_of(line, path) is not None:
@@ -272,6 +283,8 @@ def _json_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise UserError(f"{path}:{lineno}: not valid JSON (nested too deeply)") from None
         if not isinstance(data, dict):
             raise UserError(f"{path}:{lineno}: expected a JSON object")
         if METADATA_KEY in data:
@@ -293,16 +306,15 @@ def _lmms_record(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _csv_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    for row in reader:
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, row in csv_records(path, ","):
         if any(value for value in row.values()):
             cells = {k.strip(): v or None for k, v in row.items() if k}
             # an empty answer cell is a null answer; other empty cells are not given
             data = {k: v for k, v in cells.items() if v is not None or k in _ANSWER_COLUMNS}
             if data.get("order") is not None:
-                data["order"] = _csv_order(data["order"], f"{path}:{reader.line_num}")
-            yield reader.line_num, data
+                data["order"] = _csv_order(data["order"], f"{path}:{lineno}")
+            yield lineno, data
 
 
 _ANSWER_COLUMNS = ("order", "raw_output", "prediction")
@@ -335,8 +347,11 @@ def _prediction(data: dict[str, Any], where: str, defaults: dict[str, Any]) -> P
     config = str(data.get("config", defaults["config"]))
     if config and config not in CONFIGS:
         raise UserError(f"{where}: config {config!r} is not a SPLICE config ({', '.join(CONFIGS)})")
+    video_id = str(data["video_id"]).strip()  # as spreadsheets leave ids: " abc " is abc
+    if not video_id:
+        raise UserError(f"{where}: field video_id is empty")
     return Prediction(
-        video_id=str(data["video_id"]),
+        video_id=video_id,
         config=config,
         model=str(data.get("model", defaults["model"])),
         raw_output=raw,

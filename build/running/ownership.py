@@ -48,6 +48,7 @@ import os
 import secrets
 import shutil
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,7 +189,7 @@ def _foreign_entry(folder: Path) -> str | None:
 def locked(out: Path, work: Path) -> Iterator[None]:
     """Hold the output's and the work folder's locks, or refuse: another build uses them."""
     out, work = _resolved(out), _resolved(work)
-    with lock_folder(out, "--out"):
+    with lock_folder(out, "--out", "splice build"):
         recover_output(out)
         created = not work.exists()
         marker = work / WORK_MARKER
@@ -221,9 +222,13 @@ def _remove_unused_work(work: Path) -> None:
 
 
 @contextlib.contextmanager
-def lock_folder(folder: Path, option: str) -> Iterator[None]:
+def lock_folder(
+    folder: Path, option: str, holder: str = "", kind: str = "folder"
+) -> Iterator[None]:
     """One splice command at a time writing into ``folder`` (a build's output, a download's
-    folder): a lock file ``.<name>.lock`` beside it, removed when released."""
+    folder, a run's prediction file: ``kind``): a lock file ``.<name>.lock`` beside it,
+    removed when released, that names its ``holder`` (the command) and process, so a second
+    command is refused naming the first."""
     folder = _resolved(folder)
     lock = folder.parent / f".{folder.name}.lock"
     try:
@@ -232,25 +237,39 @@ def lock_folder(folder: Path, option: str) -> Iterator[None]:
     except OSError as exc:
         where = f"{option} {folder}: cannot write beside it in {folder.parent}"
         raise disk_error(where, exc, "nothing was changed") from None
-    with _flock(lock, f"{option} {folder.name}", remove=True):
+    with _flock(lock, f"{option} {folder.name}", remove=True, holder=holder, kind=kind):
         yield
 
 
+# How much of a lock file's holder line a refusal reads (the file is ours, but anything
+# may have been put there).
+_HOLDER_MAX = 512
+
+
 @contextlib.contextmanager
-def _flock(path: Path, what: str, *, remove: bool) -> Iterator[None]:
+def _flock(
+    path: Path, what: str, *, remove: bool, holder: str = "", kind: str = "folder"
+) -> Iterator[None]:
     """An exclusive ``flock`` on ``path``, refused at once if another process holds it.
 
     A lock file that is ``remove``d when released may be unlinked by its last holder between
-    our open and our lock; then the lock is taken again on the file now at ``path``."""
+    our open and our lock; then the lock is taken again on the file now at ``path``. Such a
+    file (ours alone) is written with who holds it, which a refusal names."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            first = _holder_of(fd) if remove else ""
             os.close(fd)
+            held = (
+                f"{first} holds {path.name}"
+                if first
+                else (f"another build or download holds {path.name}")
+            )
             raise UserError(
-                f"{what}: another splice command is using this folder (another build or "
-                f"download holds {path.name}); wait for it to finish or choose another folder"
+                f"{what}: another splice command is using this {kind} ({held}); wait for it "
+                f"to finish or choose another {kind}"
             ) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
@@ -259,12 +278,25 @@ def _flock(path: Path, what: str, *, remove: bool) -> Iterator[None]:
         if same:
             break
         os.close(fd)
+    if remove:
+        since = time.strftime("%H:%M:%S UTC", time.gmtime())
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{holder or 'splice'} (pid {os.getpid()}, since {since})\n".encode(), 0)
     try:
         yield
     finally:
         if remove:
             path.unlink(missing_ok=True)
         os.close(fd)
+
+
+def _holder_of(fd: int) -> str:
+    """The holder line a lock file's holder wrote, printable characters only."""
+    try:
+        text = os.pread(fd, _HOLDER_MAX, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    return "".join(c for c in text.splitlines()[0] if c.isprintable()) if text else ""
 
 
 # --- staging and swap --------------------------------------------------------------------

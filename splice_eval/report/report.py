@@ -79,7 +79,8 @@ def write_report(
     meta = read_meta(build)
     card = read_card(build)
     every = load_runs(prediction_files)  # the question formats' runs: their own section
-    notes = check_builds(every, build, card.build_id, allow_other=allow_other_build)
+    orders = {v: m.order for v, m in meta.items()}
+    notes = check_builds(every, build, card.build_id, allow_other=allow_other_build, orders=orders)
     out.mkdir(parents=True, exist_ok=True)
     asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
     report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}

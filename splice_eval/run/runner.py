@@ -39,6 +39,7 @@ from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_inte
 from splice_build.output.card_reader import read_card
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_build.remote.redact import RedactingFilter, Redactor, public_url
+from splice_build.running.ownership import lock_folder
 from splice_eval.data_source import DATA_HELP, local_build, stream_source
 from splice_eval.predictions import project_version
 from splice_eval.run import frame_cache, probes, prompts
@@ -343,6 +344,13 @@ def endpoint_clips_as(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace, *, sleep: Callable[[float], None] | None = None) -> int:
     _check_options(args)
+    # two runs on one file would ask rows twice and interleave their lines: the second is
+    # refused at once, naming the first (the lock `splice build` and `download` take)
+    with lock_folder(args.out, "--out", "splice run", kind="file"):
+        return _run(args, sleep)
+
+
+def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int:
     redactor = Redactor()
     data = stream_source(args.data, args.config)  # an unreachable Hub: said at once
     rows = load_rows(data, args.config, args.format)  # a missing build: refused first

@@ -21,6 +21,7 @@ metric's ``parse_order``, so a file of raw answers scores as its parsed orders w
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,13 @@ from typing import Any
 import splice_formats
 import splice_metric
 from splice_build.errors import UserError
-from splice_eval.predictions import Prediction, is_capped, read_metadata, read_predictions
+from splice_eval.predictions import (
+    Prediction,
+    cap_raw_output,
+    is_capped,
+    iter_located,
+    read_metadata,
+)
 from splice_eval.run.probes import NONE as NO_PROBE
 from splice_metric import score_questions
 
@@ -81,11 +88,16 @@ def probe_of(metadata: dict[str, Any] | None) -> str:
 @dataclass(frozen=True)
 class Source:
     """A prediction file a run was read from, with its metadata line (None: it has none)
-    and the build its answers were made on (``build_id``, "" when the file records none)."""
+    and the build its answers were made on (``build_id``, "" when the file records none).
+    ``row_builds``: each other build identity its rows carry (lmms-eval logs one on every
+    sample) with the first row carrying it; ``answers``: the answer orders its rows carry
+    (VLMEvalKit's tables hold the build's answer in each row), video id -> (row, order)."""
 
     file: str
     metadata: dict[str, Any] | None
     build_id: str = ""
+    row_builds: tuple[tuple[str, int], ...] = ()
+    answers: Mapping[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
 
 
 def build_of(metadata: dict[str, Any] | None, first: Prediction | None = None) -> str:
@@ -112,28 +124,35 @@ def add_allow_other_build(parser: argparse.ArgumentParser) -> None:
 
 
 def check_builds(
-    runs: Sequence[Run], data: str | Path, data_build: str, *, allow_other: bool = False
+    runs: Sequence[Run],
+    data: str | Path,
+    data_build: str,
+    *,
+    allow_other: bool = False,
+    orders: Mapping[str, Sequence[int]] | None = None,
 ) -> list[str]:
     """Whether each run's files were made on the build they are scored against (``data``,
-    whose card's identity is ``data_build``): a file made on another build is refused
-    (UserError naming both builds) unless ``allow_other``; what could not be checked and
-    what was overridden come back as lines to print with the scores."""
+    whose card's identity is ``data_build`` and whose answer ``orders`` are given): a file
+    made on another build is refused (UserError naming both builds, and the row when a row
+    says so) unless ``allow_other``; what could not be checked and what was overridden come
+    back as lines to print with the scores. Every row's identity is checked, not the first
+    row's, and the answers a file carries (a VLMEvalKit table's ``answer``) are held to
+    ``orders``: another build's shuffles are another build, whatever it records."""
     notes: list[str] = []
     seen: set[str] = set()
     for source in (s for run in runs for s in run.sources):
         if source.file in seen:
             continue
         seen.add(source.file)
-        if not source.build_id:
+        others = _other_builds(source, data_build)
+        if not source.build_id and not source.row_builds and not source.answers:
             notes.append(
                 f"{source.file}: records no build identity (another tool's or an older "
                 f"file): not checked that its answers were made on --data {data}"
             )
-        elif data_build and source.build_id != data_build:
-            what = (
-                f"{source.file} was made on build {short_id(source.build_id)}, but --data "
-                f"{data} is build {short_id(data_build)}"
-            )
+        answers = _other_answers(source, orders or {})
+        for what in [*(f"{w}, but --data {data} is build {short_id(data_build)}" for w in others),
+                     *(f"{w} --data {data}'s" for w in answers)]:  # fmt: skip
             if not allow_other:
                 raise UserError(
                     f"{what}: its answers belong to another build (another seed, other clips "
@@ -145,6 +164,34 @@ def check_builds(
             f"--data {data}: its card records no build identity: no file was checked against it"
         )
     return notes
+
+
+def _other_builds(source: Source, data_build: str) -> list[str]:
+    """The builds other than ``data_build`` a file says it was made on, in words: its
+    metadata's or first row's identity, then the first row of each other one its rows
+    carry (a file concatenated from two builds' logs). With no ``data_build`` to hold them
+    to, a file of two builds still is one too many."""
+    found = [(source.build_id, 0)] if source.build_id else []
+    found += [(b, row) for b, row in source.row_builds if b != source.build_id]
+    if not data_build:
+        found = found[1:] if len({b for b, _ in found}) > 1 else []
+    return [
+        f"{source.file}{f':{row}' if row else ''} was made on build {short_id(build)}"
+        for build, row in found
+        if build != data_build
+    ]
+
+
+def _other_answers(source: Source, orders: Mapping[str, Sequence[int]]) -> list[str]:
+    """The first row whose answer (a table's ``answer`` column) is not the build's, in
+    words; one is enough to say the table's shuffles are another build's."""
+    for video, (row, answer) in source.answers.items():
+        if video in orders and list(answer) != list(orders[video]):
+            return [
+                f"{source.file}:{row}: its answer for video {video!r} is {list(answer)}, not "
+                f"{list(orders[video])} as in"
+            ]
+    return []
 
 
 @dataclass(frozen=True)
@@ -177,39 +224,11 @@ class Run:
     ) -> Run:
         """The run of predictions of one model and config; a video predicted twice is
         refused, as in a file. Rows without an order are read from their raw output."""
-        orders: dict[str, list[int] | None] = {}
-        raw: dict[str, str] = {}
-        errors = set()
-        from_raw = readable = 0
-        questions = format != splice_formats.ORDER
+        rows = _Rows(format != splice_formats.ORDER)
         for p in predictions:
-            if p.video_id in orders:
+            if not rows.add(p):
                 raise ValueError(f"video {p.video_id!r} has two predictions")
-            if questions:
-                orders[p.video_id] = p.order
-                if p.order is None and isinstance(p.raw_output, str):
-                    raw[p.video_id] = p.raw_output
-                if p.extra.get("error"):
-                    errors.add(p.video_id)
-                continue
-            orders[p.video_id], parsed = order_of(p)
-            from_raw += parsed
-            readable += parsed and orders[p.video_id] is not None
-            if p.extra.get("error"):
-                errors.add(p.video_id)
-        counted = OrdersFromRaw(from_raw, readable)
-        return cls(
-            orders,
-            frozenset(errors),
-            model,
-            config,
-            sources,
-            counted,
-            probe,
-            format,
-            question_seed,
-            raw,
-        )
+        return rows.run(model, config, sources, probe, format, question_seed)
 
     def not_in(self, references: Mapping[str, Sequence[int]]) -> list[str]:
         """Videos the run predicts that the references do not hold, sorted."""
@@ -358,9 +377,54 @@ def score_run(
 
 
 @dataclass
+class _Rows:
+    """A run's rows as they are read: what scoring needs of each (its order, read from the
+    raw output when it has none; a question's unparsed text, capped), never the rows
+    themselves, so a file is read as a stream."""
+
+    questions: bool
+    orders: dict[str, list[int] | None] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)
+    errors: set[str] = field(default_factory=set)
+    from_raw: int = 0
+    readable: int = 0
+
+    def add(self, p: Prediction) -> bool:
+        """Take ``p`` in; False (and nothing taken) when its video has a row already."""
+        if p.video_id in self.orders:
+            return False
+        if p.extra.get("error"):
+            self.errors.add(p.video_id)
+        if self.questions:
+            self.orders[p.video_id] = p.order
+            if p.order is None and isinstance(p.raw_output, str):
+                self.raw[p.video_id] = cap_raw_output(p.raw_output)[0] or ""
+            return True
+        self.orders[p.video_id], parsed = order_of(p)
+        self.from_raw += parsed
+        self.readable += parsed and self.orders[p.video_id] is not None
+        return True
+
+    def run(self, model: str, config: str, sources: tuple[Source, ...], probe: str,
+            format: str, question_seed: int) -> Run:  # fmt: skip
+        counted = OrdersFromRaw(self.from_raw, self.readable)
+        return Run(
+            self.orders,
+            frozenset(self.errors),
+            model,
+            config,
+            sources,
+            counted,
+            probe,
+            format,
+            question_seed,
+            {k: v for k, v in self.raw.items() if not is_capped(v)},
+        )
+
+
+@dataclass
 class _Group:
-    predictions: list[Prediction] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
+    rows: _Rows
     sources: list[Source] = field(default_factory=list)
 
 
@@ -390,33 +454,54 @@ def _runs_in(paths: Sequence[str | Path], *, per_file: bool) -> list[Run]:
     groups: dict[tuple[str, str, str, str, tuple[str, int]], _Group] = {}
     for path in map(Path, paths):
         metadata = read_metadata(path)
-        predictions = read_predictions(path)
-        if not predictions:
-            raise UserError(f"{path}: no predictions")
-        for pred in predictions:
+        first: Prediction | None = None
+        row_builds: dict[str, int] = {}
+        answers: dict[str, tuple[int, tuple[int, ...]]] = {}
+        touched: list[_Group] = []
+        for lineno, pred in iter_located(path):
+            first = first or pred
             file = str(path) if per_file else ""
             # a row may say its format itself (the lmms-eval task's records do)
             asked = format_of({**(metadata or {}), **_format_field(pred)})
             key = (file, pred.model, pred.config, probe_of(metadata), asked)
-            group = groups.setdefault(key, _Group())
-            if pred.video_id in group.seen:
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group(_Rows(asked[0] != splice_formats.ORDER))
+            if not group.rows.add(pred):
                 raise UserError(
                     f"{path}: video {pred.video_id!r} has two predictions for model "
                     f"{pred.model!r}, config {pred.config!r}"
                 )
-            group.seen.add(pred.video_id)
-            group.predictions.append(pred)
-            if not group.sources or group.sources[-1].file != str(path):
-                group.sources.append(Source(str(path), metadata, build_of(metadata, pred)))
-    return [
-        Run.of(
-            g.predictions,
-            model=model,
-            config=config,
-            sources=tuple(g.sources),
-            probe=probe,
-            format=fmt,
-            question_seed=seed,
+            if not touched or all(g is not group for g in touched):
+                touched.append(group)
+            if pred.extra.get("build_id"):
+                row_builds.setdefault(str(pred.extra["build_id"]), lineno)
+            carried = _answer_of(pred.extra.get("answer"))
+            if carried is not None:
+                answers[pred.video_id] = (lineno, carried)
+        if first is None:
+            raise UserError(f"{path}: no predictions")
+        source = Source(
+            str(path), metadata, build_of(metadata, first), tuple(row_builds.items()), answers
         )
+        for group in touched:
+            group.sources.append(source)
+    return [
+        g.rows.run(model, config, tuple(g.sources), probe, fmt, seed)
         for (_, model, config, probe, (fmt, seed)), g in groups.items()
     ]
+
+
+def _answer_of(cell: Any) -> tuple[int, ...] | None:
+    """The answer order a row carries (VLMEvalKit's ``answer`` column: the build's answer
+    as JSON, ``{"order": [...]}`` or a list), or None when it carries none readable."""
+    if isinstance(cell, str):
+        try:
+            cell = json.loads(cell)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    if isinstance(cell, dict):
+        cell = cell.get("order")
+    if isinstance(cell, list) and cell and all(type(x) is int for x in cell):
+        return tuple(cell)
+    return None

@@ -285,7 +285,13 @@ def run(args: argparse.Namespace) -> int:
 
         def check(runs: list[Run]) -> None:
             notes.extend(
-                check_builds(runs, args.data, data_build, allow_other=args.allow_other_build)
+                check_builds(
+                    runs,
+                    args.data,
+                    data_build,
+                    allow_other=args.allow_other_build,
+                    orders=answers.references,
+                )
             )
 
         every = read_runs(files, per_file=True, orders=answers.references, check=check)

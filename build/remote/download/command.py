@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         curation=args.curation,
         limit=args.limit,
     )
-    with ownership.lock_folder(settings.out, "--out"):
+    with ownership.lock_folder(settings.out, "--out", "splice download"):
         done = run_download(selection.selected, settings)
         version = yt_dlp_version()
         line = download_report.write_report(settings.out, done.outcomes, settings.public(), version)

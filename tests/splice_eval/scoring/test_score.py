@@ -206,6 +206,9 @@ def test_duplicate_prediction_is_an_error(
 def test_missing_build_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     preds = _write(tmp_path / "p.jsonl", "m", {"vid_a": [2, 1]})
     assert main(["score", str(preds), "--data", str(tmp_path / "nowhere")]) == 2
+    assert f"--data {tmp_path / 'nowhere'}: no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["score", str(preds), "--data", str(tmp_path / "empty")]) == 2
     assert "no text shards matching text/test-*.parquet" in capsys.readouterr().err
 
 
@@ -538,7 +541,7 @@ def test_vlmevalkit_result_files_score_as_their_answers(
     the same answers in the project's own format (issue 34: .xlsx was "not UTF-8")."""
     rows = [
         {"index": i, "video": v, "question": "A video has\nbeen split", "prediction": raw}
-        | {"config": "text", "answer": "[1, 2]"}
+        | {"config": "text", "answer": json.dumps({"order": VIDEOS[v][2]})}
         for i, (v, raw) in enumerate(RAW.items())
     ]
     got, _ = _scores(_vlmevalkit_result(tmp_path / f"m_SPLICE{suffix}", rows), build_dir, tmp_path)
