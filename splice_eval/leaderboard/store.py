@@ -151,21 +151,3 @@ def staging(board: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def commit_entry(board: Path, staged: Path, slug: str) -> None:
-    """Move a staged entry folder to ``entries/<slug>``, replacing one there: the old
-    folder is renamed aside first, so the slug always names a whole entry."""
-    target = entry_dir(board, slug)
-    aside = None
-    if target.exists():
-        aside = target.with_name(f".old-{slug}-{secrets.token_hex(4)}")
-        os.rename(target, aside)
-    try:
-        os.rename(staged, target)
-    except BaseException:
-        if aside is not None:
-            os.rename(aside, target)
-        raise
-    if aside is not None:
-        shutil.rmtree(aside, ignore_errors=True)

@@ -87,7 +87,7 @@ def board_rows(
     if config is not None and config not in sd.CONFIGS:
         raise UserError(f"--config {config}: expected one of {', '.join(sd.CONFIGS)}")
     rank_config = config or col.DEFAULT_CONFIG
-    ranks = _ranks(board, rank_config, metric)
+    found = ranks(board, rank_config, metric)
     by_slug: dict[str, dict[str, Entry]] = {}
     for entry in board.entries:
         by_slug.setdefault(entry.slug, {})[entry.config] = entry
@@ -99,7 +99,7 @@ def board_rows(
         ranked = entries.get(rank_config)
         first = ranked or next(iter(entries.values()))
         row = _row(first, entries, metric)
-        low, high = ranks.get(slug, (None, None))
+        low, high = found.get(slug, (None, None))
         row["rank_low"], row["rank_high"] = low, high
         row["rank"] = Entry(**{**_fields(first), "rank_low": low, "rank_high": high}).rank_text
         row["_sort"] = _sort_key(_value(ranked, metric), higher)
@@ -112,7 +112,7 @@ def _fields(entry: Entry) -> dict[str, Any]:
     return {f: getattr(entry, f) for f in Entry.__dataclass_fields__}
 
 
-def _ranks(board: Board, config: str, metric: str) -> dict[str, tuple[int | None, int | None]]:
+def ranks(board: Board, config: str, metric: str) -> dict[str, tuple[int | None, int | None]]:
     """Each submission's rank range in ``config`` by ``metric``: the board's precomputed
     ranks for its ranking metric, computed from the stored per-video scores otherwise."""
     if metric == board.ranking_metric:

@@ -1,0 +1,256 @@
+"""``splice leaderboard {init,add,rescore,show,export,serve,space,push}``.
+
+``serve``, ``space`` and ``push`` belong to the web page (``leaderboard/web/``): their
+modules give their options and run them, imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import splice_dataset as sd
+from splice_build.cli import int_at_least
+from splice_build.errors import UserError
+from splice_eval.leaderboard import columns as col
+from splice_eval.leaderboard import store
+
+ACTIONS = ("init", "add", "rescore", "show", "export", "serve", "space", "push")
+WEB = {
+    "serve": ("splice_eval.leaderboard.web.serve", "serve the board's web page locally"),
+    "space": ("splice_eval.leaderboard.web.space", "write a Hugging Face Space folder for a board"),
+    "push": ("splice_eval.leaderboard.web.push", "upload a board to a Hub dataset repository"),
+}
+BOARD_HELP = f"the board: a folder (default {store.DEFAULT_BOARD}) or a Hub dataset ORG/NAME"
+
+
+def _board_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--board", default=store.DEFAULT_BOARD, help=BOARD_HELP)
+
+
+def _view_options(parser: argparse.ArgumentParser) -> None:
+    _board_option(parser)
+    parser.add_argument("--config", choices=sd.CONFIGS, default=None, help="rank in this config")
+    parser.add_argument(
+        "--metric",
+        choices=col.METRICS,
+        default=col.DEFAULT_METRIC,
+        help="the ranking metric (default %(default)s, the paper's headline)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = sub.add_parser("init", help="make a board for a build, seeded with reference rows")
+    _board_option(init)
+    init.add_argument("--data", required=True, help="the build: a folder or a Hub dataset id")
+    init.add_argument(
+        "--baselines",
+        default=",".join(_baseline_names()),
+        help="comma-separated baselines scored on the build (default %(default)s; '' none)",
+    )
+    init.add_argument(
+        "--human", type=Path, nargs="+", default=(), help="the human protocol's prediction files"
+    )
+    init.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    init.add_argument(
+        "--resamples",
+        type=int_at_least(1000),
+        default=1000,
+        help="bootstrap resamples, at least 1000 (default %(default)s)",
+    )
+    add = sub.add_parser("add", help="score prediction files and add them as one entry")
+    add.add_argument("predictions", type=Path, nargs="+", metavar="PRED", help="prediction files")
+    _board_option(add)
+    add.add_argument("--meta", type=Path, default=None, help="the entry's meta.yaml")
+    add.add_argument("--name", default=None, help="the entry's name (default: the model)")
+    add.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="add an entry missing videos, shown as partial with its coverage",
+    )
+    add.add_argument(
+        "--replace", action="store_true", help="replace the entry of the same model and settings"
+    )
+    rescore = sub.add_parser("rescore", help="score every entry again with the installed metric")
+    _board_option(rescore)
+    rescore.add_argument("--no-progress", action="store_true", help="no progress bar")
+    show = sub.add_parser("show", help="the ranked table")
+    _view_options(show)
+    show.add_argument("--json", action="store_true", help="print JSON")
+    export = sub.add_parser("export", help="the table as Markdown, CSV, JSON or HTML")
+    _view_options(export)
+    export.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
+    export.add_argument("--out", type=Path, default=None, help="file to write (default stdout)")
+    for name, (module, help_text) in WEB.items():
+        web = sub.add_parser(name, help=help_text)
+        try:
+            importlib.import_module(module).add_arguments(web)
+        except ImportError:
+            web.set_defaults(web_missing=module)
+
+
+def _baseline_names() -> tuple[str, ...]:
+    from splice_eval.leaderboard.references import BASELINES
+
+    return BASELINES
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action in WEB:
+        if getattr(args, "web_missing", None):
+            raise UserError(f"splice leaderboard {args.action}: not available in this install")
+        return importlib.import_module(WEB[args.action][0]).run(args)
+    return {
+        "init": run_init,
+        "add": run_add,
+        "rescore": run_rescore,
+        "show": run_show,
+        "export": run_export,
+    }[args.action](args)
+
+
+def _local(board: str) -> Path:
+    if sd.is_hub_id(board):
+        raise UserError(f"--board {board}: a Hub board is read-only here; change a local copy")
+    return Path(board)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    """The board made in a hidden folder beside it and moved in whole."""
+    from splice_build.output.card_reader import read_card
+    from splice_eval import data_source
+    from splice_eval.leaderboard import changes, index, references
+    from splice_eval.leaderboard import videos as board_videos
+    from splice_eval.leaderboard.records import REFERENCE, BoardConfig
+    from splice_metric import metric_version
+
+    board = _local(args.board)
+    if board.exists() and (not board.is_dir() or any(board.iterdir())):
+        raise UserError(f"--board {board}: already exists and is not an empty folder")
+    names = [n for n in args.baselines.split(",") if n]
+    unknown = [n for n in names if n not in references.BASELINES]
+    if unknown:
+        raise UserError(
+            f"--baselines: unknown {unknown[0]!r} (known: {', '.join(references.BASELINES)})"
+        )
+    needs_clips = any(n in ("visual-similarity",) for n in names)
+    data = data_source.local_build(args.data, None if needs_clips else ["text"])
+    card = read_card(data)
+    board.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{board.name}.init-", dir=board.parent))
+    try:
+        cfg = BoardConfig(
+            build_id=card.build_id,
+            data=str(args.data),
+            metric_version=metric_version(),
+            seed=args.seed,
+            resamples=args.resamples,
+            created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+        found = board_videos.from_build(data, card.build_id)
+        cfg = BoardConfig(**{**cfg.__dict__, "videos": len(found.ids)})
+        store.write_config(staged, cfg)
+        board_videos.write(staged, found)
+        for score in references.paper_scores():
+            references.write_reference(
+                staged, "paper-" + store.slug_of(score["provenance"]["model"]), score
+            )
+        references.write_reference(staged, "random-exact", references.random_exact(found, cfg))
+        index.rebuild(staged, cfg)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, files in references.baseline_files(data, names, Path(tmp), card.build_id):
+                changes.add(staged, files, name=f"{name} (baseline)", kind=REFERENCE)
+        if args.human:
+            changes.add(staged, list(args.human), name="human", kind=REFERENCE, allow_partial=True)
+        if board.exists():
+            board.rmdir()
+        os.rename(staged, board)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    print(
+        f"board {board}: build {card.build_id[:16] or '(none)'}, {len(found.ids)} videos, "
+        "reference rows seeded"
+    )
+    print(
+        f"see it: splice leaderboard show --board {board}  (or: splice leaderboard serve "
+        f"--board {board})"
+    )
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from splice_eval.leaderboard import changes
+
+    board = _local(args.board)
+    store.read_config(board)
+    slug, score = changes.add(
+        board,
+        list(args.predictions),
+        meta=args.meta,
+        name=args.name,
+        allow_partial=args.allow_partial,
+        replace=args.replace,
+    )
+    for note in score.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
+    for config, block in score["configs"].items():
+        value = block["metrics"][col.DEFAULT_METRIC]
+        partial = f", partial: coverage {block['coverage']:.1%}" if block["partial"] else ""
+        print(
+            f"added {slug} ({config}): {col.DEFAULT_METRIC} {value['value']:.4f} "
+            f"[{value['low']:.4f}, {value['high']:.4f}]{partial}"
+        )
+    return 0
+
+
+def run_rescore(args: argparse.Namespace) -> int:
+    from splice_eval.leaderboard import changes
+
+    board = _local(args.board)
+    store.read_config(board)
+    changed = changes.rescore(board, progress=not args.no_progress)
+    for line in changed:
+        print(line)
+    print(f"rescored {board}: {len(changed)} change(s)")
+    return 0
+
+
+def _rows(args: argparse.Namespace):
+    from splice_eval.leaderboard.table import board_rows, load_board
+
+    board = load_board(args.board)
+    return board, board_rows(board, args.config, args.metric)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from splice_eval.leaderboard import render
+
+    board, rows = _rows(args)
+    if args.json:
+        print(json.dumps(render.json_document(board, args.config, args.metric), ensure_ascii=False))
+    else:
+        print(render.terminal(board, rows, args.config))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from splice_build.atomic import atomic_path
+    from splice_eval.leaderboard import render
+
+    board, rows = _rows(args)
+    text = render.export(board, rows, args.format, args.config, args.metric)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        with atomic_path(args.out) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
