@@ -135,6 +135,7 @@ def add(
             allow_partial=allow_partial,
             name=name,
             kind=kind,
+            meta_name=str(meta or store.META_FILE),
         )
         score["allow_partial"] = allow_partial
         twin = _same_run(_existing(board), score, None)

@@ -138,6 +138,8 @@ def json_document(
             data = e.as_dict()
             data["rank_low"], data["rank_high"] = found.get(e.slug, (None, None))
             entries.append(data)
+    higher = metric not in col.LOWER_IS_BETTER
+    entries.sort(key=lambda e: (e["rank_low"] is None, _order(e, metric, higher), e["name"]))
     entries += [e.as_dict() for e in board.entries if e.error]
     return {
         "build_id": board.config.build_id,
@@ -147,6 +149,13 @@ def json_document(
         "notes": list(board.notes),
         "entries": entries,
     }
+
+
+def _order(entry: dict[str, Any], metric: str, higher: bool) -> float:
+    value = entry["metrics"].get(metric, {}).get("value")
+    if value is None:
+        return float("inf")
+    return -value if higher else value
 
 
 def html_page(board: Board, rows: Sequence[dict[str, Any]], config: str | None) -> str:

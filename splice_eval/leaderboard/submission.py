@@ -127,6 +127,7 @@ def score_files(
     allow_partial: bool,
     name: str | None = None,
     kind: str = MODEL,
+    meta_name: str = "meta.yaml",
 ) -> dict[str, Any]:
     """A submission's ``score.json`` from its prediction files (``files``: readable copies,
     ``shown_names``: how messages name them). Refused (UserError, one line): another
@@ -151,7 +152,7 @@ def score_files(
             "files apart"
         )
     metadata = next((s.metadata for r in runs for s in r.sources if s.metadata), None)
-    provenance = meta_mod.provenance(metadata, submitted, "meta.yaml")
+    provenance = meta_mod.provenance(metadata, submitted, meta_name)
     if not provenance.model:
         provenance = Provenance(**{**asdict(provenance), "model": models[0]})
     main = [r for r in runs if r.format == splice_formats.ORDER and r.probe == NO_PROBE]
