@@ -41,6 +41,13 @@ SPACE_VENV ?= .venv-space
 SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
 SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
+# The leaderboard's Space as the Hub builds it (tests/splice_eval/leaderboard/test_web_space.py
+# serves the folder `splice leaderboard space` writes from it): a fresh venv with exactly the
+# Space's requirements.txt (gradio at its sdk_version among them).
+BOARD_SPACE_VENV ?= .venv-board-space
+BOARD_SPACE_STAMP := $(BOARD_SPACE_VENV)/.splice-board-space-installed
+BOARD_SPACE_REQUIREMENTS := splice_eval/leaderboard/web/requirements.txt
+
 # The lowest `datasets` setup.cfg allows, in its own venv (tests/project/test_floor.py runs the
 # loading tests there): the project and its other dependencies as pip resolves them.
 # VLMEvalKit (PyPI's ms-vlmeval) in its own venv (tests/splice_eval/toolkits/test_vlmeval.py runs `splice vlmeval`
@@ -79,7 +86,7 @@ CHROMIUM := /usr/bin/chromium
 # the same way; every Debian package ships its copyright file, the target's stamp.
 OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
-.PHONY: demo test lint format bench clean lmms-venv space-venv floor-venv models-venv vlmeval-venv readme chromium opencv-doc
+.PHONY: demo test lint format bench clean lmms-venv space-venv board-space-venv floor-venv models-venv vlmeval-venv readme chromium opencv-doc
 
 # `make demo` needs the package and its core dependencies only (datasets, evaluate, PyAV,
 # pyarrow); `make test` adds the test toolchain (.[test]: Ray, Gradio, Playwright, ruff,
@@ -123,10 +130,10 @@ $(FFMPEG):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
 
-test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(MODELS_STAMP) $(VLMEVAL_STAMP) $(CHROMIUM) $(OPENCV_DOC)
+test: $(STAMP) $(LMMS_STAMP) $(SPACE_STAMP) $(BOARD_SPACE_STAMP) $(FLOOR_STAMP) $(MODELS_STAMP) $(VLMEVAL_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider --durations=25
+	SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_BOARD_SPACE=1 SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_NO_SKIPS=1 $(PY) -m pytest -q -rs -p no:cacheprovider --durations=25
 
 format: $(STAMP)
 	$(PY) -m ruff format .
@@ -169,6 +176,14 @@ $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 	touch $(SPACE_STAMP)
 
 space-venv: $(SPACE_STAMP)
+
+$(BOARD_SPACE_STAMP): $(BOARD_SPACE_REQUIREMENTS)
+	$(PYTHON) -m venv --clear $(BOARD_SPACE_VENV)
+	$(BOARD_SPACE_VENV)/bin/pip install -q -U pip
+	$(BOARD_SPACE_VENV)/bin/pip install -q -r $(BOARD_SPACE_REQUIREMENTS)
+	touch $(BOARD_SPACE_STAMP)
+
+board-space-venv: $(BOARD_SPACE_STAMP)
 
 $(FLOOR_STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(FLOOR_VENV)

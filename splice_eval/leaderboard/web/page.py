@@ -252,8 +252,10 @@ def launch(
     port: int | None = None,
     block: bool = True,
     submit_tab: Callable[[Any], None] | None = None,
+    max_file_size: int | None = None,
 ) -> Any:
-    """Serve the page; files only from the board's entry folders (the prediction files)."""
+    """Serve the page; files only from the board's entry folders (the prediction files);
+    uploads (the Space's form) refused by the server past ``max_file_size`` bytes."""
     gr = gradio()
     demo = build_page(board, submit_tab)
     demo.queue(default_concurrency_limit=8)
@@ -267,5 +269,6 @@ def launch(
         quiet=True,
         footer_links=[],
         theme=theme(gr),
+        max_file_size=max_file_size,
     )
     return demo
