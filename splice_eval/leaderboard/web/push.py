@@ -30,7 +30,7 @@ ALLOW_PATTERNS = [
     store.INDEX_FILE,
     f"{store.ENTRIES}/*/{store.META_FILE}",
     f"{store.ENTRIES}/*/{store.SCORE_FILE}",
-    f"{store.ENTRIES}/*/{store.PREDICTIONS_STEM}.*",
+    f"{store.ENTRIES}/*/{store.PREDICTIONS_STEM}*",
 ]
 IGNORE_PATTERNS = [*COMMON_IGNORE_PATTERNS, store.LOCK_FILE]
 
