@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -91,10 +92,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--out", type=Path, default=None, help="file to write (default stdout)")
     for name, (module, help_text) in WEB.items():
         web = sub.add_parser(name, help=help_text)
-        try:
-            importlib.import_module(module).add_arguments(web)
-        except ImportError:
-            web.set_defaults(web_missing=module)
+        web.__class__ = _lazy_class(type(web))
+        web.web_module = module
+
+
+def _lazy_class(base: type) -> type:
+    """A parser that asks the web module for its options only when its action is the one
+    given (the page's modules import Gradio and the Hub client: seconds `show` never pays)."""
+
+    class LazyParser(base):
+        def parse_known_args(self, args=None, namespace=None):
+            module = self.__dict__.pop("web_module", None)
+            if module is not None:
+                try:
+                    importlib.import_module(module).add_arguments(self)
+                except ImportError:
+                    self.set_defaults(web_missing=module)
+            return super().parse_known_args(args, namespace)
+
+    return LazyParser
 
 
 def _baseline_names() -> tuple[str, ...]:
@@ -124,7 +140,42 @@ def _local(board: str) -> Path:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    """The board made in a hidden folder beside it and moved in whole."""
+    board = _local(args.board)
+    names = [n for n in args.baselines.split(",") if n]
+    videos, build_id = init_board(
+        board,
+        args.data,
+        baselines=names,
+        human=list(args.human),
+        seed=args.seed,
+        resamples=args.resamples,
+    )
+    print(
+        f"board {board}: build {build_id[:16] or '(none)'}, {videos} videos, reference rows seeded"
+    )
+    print(open_hint(board))
+    return 0
+
+
+def open_hint(board: Path) -> str:
+    """How to look at a board (``init`` and ``splice demo`` end with it)."""
+    return (
+        f"see it: splice leaderboard show --board {board}  (the page: splice leaderboard "
+        f"serve --board {board})"
+    )
+
+
+def init_board(
+    board: Path,
+    data: str,
+    *,
+    baselines: Sequence[str],
+    human: Sequence[Path] = (),
+    seed: int = 0,
+    resamples: int = 1000,
+) -> tuple[int, str]:
+    """A new board of the build ``data`` with its reference rows: made in a hidden folder
+    beside it and moved in whole. Its video count and build identity."""
     from splice_build.output.card_reader import read_card
     from splice_eval import data_source
     from splice_eval.leaderboard import changes, index, references
@@ -132,58 +183,47 @@ def run_init(args: argparse.Namespace) -> int:
     from splice_eval.leaderboard.records import REFERENCE, BoardConfig
     from splice_metric import metric_version
 
-    board = _local(args.board)
     if board.exists() and (not board.is_dir() or any(board.iterdir())):
         raise UserError(f"--board {board}: already exists and is not an empty folder")
-    names = [n for n in args.baselines.split(",") if n]
-    unknown = [n for n in names if n not in references.BASELINES]
+    unknown = [n for n in baselines if n not in references.BASELINES]
     if unknown:
         raise UserError(
             f"--baselines: unknown {unknown[0]!r} (known: {', '.join(references.BASELINES)})"
         )
-    needs_clips = any(n in ("visual-similarity",) for n in names)
-    data = data_source.local_build(args.data, None if needs_clips else ["text"])
-    card = read_card(data)
+    local = data_source.local_build(data, None if "visual-similarity" in baselines else ["text"])
+    card = read_card(local)
     board.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{board.name}.init-", dir=board.parent))
     try:
+        found = board_videos.from_build(local, card.build_id)
         cfg = BoardConfig(
             build_id=card.build_id,
-            data=str(args.data),
+            data=str(data),
             metric_version=metric_version(),
-            seed=args.seed,
-            resamples=args.resamples,
+            videos=len(found.ids),
+            seed=seed,
+            resamples=resamples,
             created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
-        found = board_videos.from_build(data, card.build_id)
-        cfg = BoardConfig(**{**cfg.__dict__, "videos": len(found.ids)})
         store.write_config(staged, cfg)
         board_videos.write(staged, found)
         for score in references.paper_scores():
-            references.write_reference(
-                staged, "paper-" + store.slug_of(score["provenance"]["model"]), score
-            )
+            slug = "paper-" + store.slug_of(score["provenance"]["model"])
+            references.write_reference(staged, slug, score)
         references.write_reference(staged, "random-exact", references.random_exact(found, cfg))
         index.rebuild(staged, cfg)
         with tempfile.TemporaryDirectory() as tmp:
-            for name, files in references.baseline_files(data, names, Path(tmp), card.build_id):
+            made = references.baseline_files(local, baselines, Path(tmp), card.build_id)
+            for name, files in made:
                 changes.add(staged, files, name=f"{name} (baseline)", kind=REFERENCE)
-        if args.human:
-            changes.add(staged, list(args.human), name="human", kind=REFERENCE, allow_partial=True)
+        if human:
+            changes.add(staged, list(human), name="human", kind=REFERENCE, allow_partial=True)
         if board.exists():
             board.rmdir()
         os.rename(staged, board)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
-    print(
-        f"board {board}: build {card.build_id[:16] or '(none)'}, {len(found.ids)} videos, "
-        "reference rows seeded"
-    )
-    print(
-        f"see it: splice leaderboard show --board {board}  (or: splice leaderboard serve "
-        f"--board {board})"
-    )
-    return 0
+    return len(found.ids), card.build_id
 
 
 def run_add(args: argparse.Namespace) -> int:

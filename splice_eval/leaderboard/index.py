@@ -99,10 +99,12 @@ def _scores(board: Path) -> Iterator[tuple[str, dict[str, Any] | None, Entry | N
             yield slug, None, _broken(slug, exc)
 
 
-def _vectors(board: Path, metric: str, num_clips: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+def _vectors(
+    board: Path, metric: str, num_clips: np.ndarray, scores: list | None = None
+) -> dict[str, dict[str, np.ndarray]]:
     """config -> slug -> per-video values of ``metric`` (entries that store them)."""
     out: dict[str, dict[str, np.ndarray]] = {}
-    for slug, score, _ in _scores(board):
+    for slug, score, _ in _scores(board) if scores is None else scores:
         for config, block in (score or {}).get("configs", {}).items():
             stored = block.get("per_video", {}).get(metric)
             if stored is None:
@@ -121,10 +123,11 @@ def _num_clips(board: Path) -> np.ndarray:
 
 
 def compute_ranks(
-    board: Path, cfg: BoardConfig, metric: str
+    board: Path, cfg: BoardConfig, metric: str, scores: list | None = None
 ) -> dict[str, dict[str, tuple[int, int]]]:
-    """config -> slug -> (rank_low, rank_high) by ``metric``, on the board's resamples."""
-    per_config = _vectors(board, metric, _num_clips(board))
+    """config -> slug -> (rank_low, rank_high) by ``metric``, on the board's resamples
+    (``scores``: the entries' score.json already read, else read now)."""
+    per_config = _vectors(board, metric, _num_clips(board), scores)
     out = {}
     for config, vecs in per_config.items():
         counts = stats.resample_counts(len(next(iter(vecs.values()))), cfg.resamples, cfg.seed)
@@ -163,10 +166,11 @@ def rebuild(board: Path, cfg: BoardConfig, *, write: bool = True) -> dict[str, A
     """Index every entry (ranks by ``columns.DEFAULT_METRIC``), written unless ``write``
     is False (a read-only board)."""
     entries: list[Entry] = []
-    for slug, score, broken in _scores(board):
+    scores = list(_scores(board))
+    for slug, score, broken in scores:
         entries.extend([broken] if broken else _entries_of(slug, score, breakdowns=False))
     metric = col.DEFAULT_METRIC
-    ranks = compute_ranks(board, cfg, metric)
+    ranks = compute_ranks(board, cfg, metric, scores)
     twins = _reproduced(entries, metric)
     out = []
     for e in entries:

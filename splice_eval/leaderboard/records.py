@@ -9,7 +9,7 @@ rows, reported by the authors). An entry that cannot be read stays on the board 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # How far an entry's numbers are checked: the authors' published figures (not re-scored
@@ -62,7 +62,9 @@ class Provenance:
     paper: str = ""  # a reference: where the figures come from (e.g. "Table 2")
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        out["generation"] = dict(self.generation)
+        return out
 
 
 @dataclass(frozen=True)

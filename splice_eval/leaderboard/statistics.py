@@ -15,6 +15,7 @@ worse than it (itself included). A metric where lower is better is compared nega
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -25,14 +26,17 @@ MIN_RESAMPLES = 1000
 _BLOCK = 64  # entries compared at once: (block x entries x resamples) booleans
 
 
+@functools.lru_cache(maxsize=4)
 def resample_counts(videos: int, resamples: int, seed: int) -> np.ndarray:
     """``resamples`` x ``videos`` float32 counts of each video in a bootstrap resample (rows
-    sum to ``videos``), drawn from ``seed`` alone."""
+    sum to ``videos``), drawn from ``seed`` alone (read-only: every caller shares them)."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, videos, size=(resamples, videos), dtype=np.int64)
     picks += np.arange(resamples, dtype=np.int64)[:, None] * videos
     counts = np.bincount(picks.ravel(), minlength=resamples * videos)
-    return counts.reshape(resamples, videos).astype(np.float32)
+    counts = counts.reshape(resamples, videos).astype(np.float32)
+    counts.flags.writeable = False
+    return counts
 
 
 def resampled_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -47,6 +51,28 @@ def intervals(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tail = (1 - CONFIDENCE) / 2
     low, high = np.quantile(np.atleast_2d(means), [tail, 1 - tail], axis=1)
     return low.astype(float), high.astype(float)
+
+
+def group_intervals(
+    values: np.ndarray, counts: np.ndarray, masks: Sequence[np.ndarray]
+) -> list[tuple[float, float, float]]:
+    """Each group's (a mask over the videos) mean and interval, on the resamples of all the
+    videos: a group's resampled mean is its drawn videos' mean, however many were drawn
+    (one product for every group at once)."""
+    if not len(masks):
+        return []
+    onehot = np.stack(masks, axis=1).astype(np.float32)  # videos x groups
+    values = np.asarray(values, dtype=np.float32)
+    drawn = counts @ onehot  # resamples x groups
+    means = (counts * values[None, :]) @ onehot / np.maximum(drawn, 1)
+    means = np.where(drawn > 0, means, np.nan)
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.nanquantile(means, [tail, 1 - tail], axis=0)
+    out = []
+    for g, mask in enumerate(masks):
+        mean = float(values[mask].mean()) if mask.any() else math.nan
+        out.append((mean, float(low[g]), float(high[g])))
+    return out
 
 
 def interval_of(values: np.ndarray, resamples: int, seed: int) -> tuple[float, float, float]:
@@ -68,28 +94,32 @@ def honest_ranks(means: np.ndarray, higher_better: bool = True) -> tuple[np.ndar
     entries, resamples = m.shape
     if entries == 0:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
-    limit = (1 - CONFIDENCE) / 2 * resamples  # fewer A <= B resamples than this: A better
+    # fewer A <= B resamples than this: A better (rounded: 0.025 * 1000 is 25.000000000000004)
+    limit = round((1 - CONFIDENCE) / 2 * resamples, 9)
     lo, hi = m.min(axis=1), m.max(axis=1)
     better_than = np.zeros(entries, dtype=np.int64)  # how many entries each beats
     beaten_by = np.zeros(entries, dtype=np.int64)
-    order = np.argsort(lo)
-    sorted_lo = lo[order]
     for start in range(0, entries, _BLOCK):
-        block = np.arange(start, min(start + _BLOCK, entries))
-        # clearly better: every resample of A above every resample of B
+        block = slice(start, min(start + _BLOCK, entries))
+        # clearly apart: every resample of one above every resample of the other
         better_than[block] += (lo[block][:, None] > hi[None, :]).sum(axis=1)
         beaten_by[block] += (hi[block][:, None] < lo[None, :]).sum(axis=1)
-        for a in block:
-            # the others whose ranges overlap A's: lo_B <= hi_A and hi_B >= lo_A
-            upto = np.searchsorted(sorted_lo, hi[a], side="right")
-            near = order[:upto]
-            near = near[(hi[near] >= lo[a]) & (near != a)]
-            if not len(near):
-                continue
-            a_not_above = (m[a][None, :] <= m[near]).sum(axis=1)  # resamples with A <= B
-            b_not_above = (m[near] <= m[a][None, :]).sum(axis=1)
-            better_than[a] += int((a_not_above < limit).sum())
-            beaten_by[a] += int((b_not_above < limit).sum())
+    # overlapping ranges, each pair once: by lowest resampled mean, A and the entries after
+    # it whose lowest mean is within A's range
+    order = np.argsort(lo, kind="stable")
+    sorted_lo = lo[order]
+    for k, a in enumerate(order):
+        upto = int(np.searchsorted(sorted_lo, hi[a], side="right"))
+        near = order[k + 1 : upto]
+        if not len(near):
+            continue
+        diff = m[near] - m[a]
+        a_better = (diff >= 0).sum(axis=1) < limit  # few resamples with A <= B
+        b_better = (diff <= 0).sum(axis=1) < limit
+        better_than[a] += int(a_better.sum())
+        beaten_by[a] += int(b_better.sum())
+        beaten_by[near] += a_better
+        better_than[near] += b_better
     return 1 + beaten_by, entries - better_than
 
 

@@ -84,13 +84,15 @@ def config_block(
     values (for ranks), from per-video values aligned with the board's videos."""
     values = np.stack([np.asarray(per_video[m], dtype=np.float64) for m in col.METRICS])
     groups = _groups(videos) if groups is None else groups
-    breakdowns = {
-        name: {
-            key: _cell(values[:, mask], cfg, cfg.seed)["binary_accuracy"]
-            for key, mask in cells.items()
+    counts = stats.resample_counts(values.shape[1], cfg.resamples, cfg.seed)
+    binary = values[col.METRICS.index(col.DEFAULT_METRIC)]
+    breakdowns = {}
+    for name, cells in groups.items():
+        found = stats.group_intervals(binary, counts, list(cells.values()))
+        breakdowns[name] = {
+            key: {"value": mean, "low": low, "high": high}
+            for key, (mean, low, high) in zip(cells, found, strict=True)
         }
-        for name, cells in groups.items()
-    }
     nclips = videos.clip_counts()
     return {
         "coverage": coverage,

@@ -41,3 +41,19 @@ def test_paired_comparison_sees_a_small_consistent_gain():
     low, high = stats.intervals(stats.resampled_means(np.stack([a, b]), counts))
     assert low[0] < high[1]  # the intervals overlap
     assert stats.ranks_of({"a": a, "b": b}, counts) == {"a": (1, 1), "b": (2, 2)}
+
+
+def test_ranks_match_the_definition_pair_by_pair():
+    """The pruned computation against the rule applied to every pair: A better than B when
+    fewer than 2.5% of the resamples have A <= B."""
+    rng = np.random.default_rng(3)
+    skills = rng.uniform(0.2, 0.8, 30)
+    vectors = {f"e{k}": (rng.random(300) < p).astype(float) for k, p in enumerate(skills)}
+    counts = stats.resample_counts(300, 1000, seed=0)
+    means = stats.resampled_means(np.stack(list(vectors.values())), counts)
+    better = [[(means[a] <= means[b]).sum() < 25 for b in range(30)] for a in range(30)]
+    expected = {
+        name: (1 + sum(better[b][a] for b in range(30)), 30 - sum(better[a]))
+        for a, name in enumerate(vectors)
+    }
+    assert stats.ranks_of(vectors, counts) == expected
