@@ -46,7 +46,7 @@ _HUB_ERROR_MODULES = ("huggingface_hub", "httpx", "httpx2", "requests", "urllib3
 
 
 @contextlib.contextmanager
-def _hub_errors(target: str) -> Iterator[None]:
+def hub_errors(target: str) -> Iterator[None]:
     """No network, a refused token, a missing permission: one line naming the target
     (``--debug`` shows the traceback), not a client library's traceback."""
     try:
@@ -63,7 +63,7 @@ def _hub_errors(target: str) -> Iterator[None]:
         ) from exc
 
 
-def _api() -> HfApi:
+def hub_api() -> HfApi:
     """An HfApi holding the resolved token, or a clear error naming where tokens come from."""
     token = get_token()
     if not token:
@@ -112,7 +112,7 @@ def publish_dataset(
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     if read_card(folder).stand_in:
         if not allow_stand_in:
             raise UserError(
@@ -132,13 +132,13 @@ def publish_dataset(
     files = [f for f in plan_upload(folder) if f.path_in_repo in proved]
     problems = check_limits(folder, files, limits) + check_card(folder, files)
     target = f"datasets/{repo_id}" + (f"@{revision}" if revision else "")
-    stop = _check_before_sending(
+    stop = check_before_sending(
         problems, f"splice publish: {folder} breaks the Hub's limits:", target, files, dry_run, out
     )
     if stop is not None:
         return stop
-    api = _api()
-    with _hub_errors(target):
+    api = hub_api()
+    with hub_errors(target):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision:
             api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
@@ -226,16 +226,16 @@ def publish_metric(
 ) -> int:
     """Check the metric folder and (unless ``dry_run``) upload it as a Gradio Space."""
     out = out or sys.stdout
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
     files = plan_upload(folder, METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS)
     problems = check_metric_folder(folder, repo_id, files)
     header = f"splice publish-metric: {folder} cannot become a working Space:"
-    stop = _check_before_sending(problems, header, f"spaces/{repo_id}", files, dry_run, out)
+    stop = check_before_sending(problems, header, f"spaces/{repo_id}", files, dry_run, out)
     if stop is not None:
         return stop
-    api = _api()
-    with _hub_errors(f"spaces/{repo_id}"):
+    api = hub_api()
+    with hub_errors(f"spaces/{repo_id}"):
         api.create_repo(
             repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
         )
@@ -263,7 +263,7 @@ def _refuse(header: str, problems: list, err: TextIO) -> int:
     return 1
 
 
-def _check_before_sending(
+def check_before_sending(
     problems: list[str],
     header: str,
     target: str,
@@ -294,7 +294,7 @@ def run_publish_metric(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
 
 
-def _check_repo_id(repo_id: str) -> None:
+def check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
         raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME")

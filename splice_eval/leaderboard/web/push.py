@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+import splice_dataset as sd
 from splice_build.errors import UserError
 from splice_build.remote import publish
 from splice_build.remote.upload_plan import COMMON_IGNORE_PATTERNS, check_limits, plan_upload
@@ -57,18 +58,19 @@ def push_board(
     """Check ``board`` and (unless ``dry_run``) upload it; 0 when sent, 1 when refused."""
     out = out or sys.stdout
     board = Path(board)
-    publish._check_repo_id(repo_id)  # noqa: SLF001 - publish's one rule for ORG/NAME
+    if not sd.HUB_ID_RE.match(repo_id):  # THE Hub-id rule
+        raise UserError(f"--repo {repo_id!r}: expected ORG/NAME")
     config = store.read_config(board)  # refuses a folder that is no board, naming it
     with store.board_lock(board):
         files = plan_upload(board, ALLOW_PATTERNS, IGNORE_PATTERNS)
         problems = check_limits(board, files)
         target = f"datasets/{repo_id}"
         header = f"splice leaderboard push: {board} breaks the Hub's limits:"
-        stop = publish._check_before_sending(problems, header, target, files, dry_run, out)  # noqa: SLF001
+        stop = publish.check_before_sending(problems, header, target, files, dry_run, out)
         if stop is not None:
             return stop
-        api = publish._api()  # noqa: SLF001 - the token as publish resolves it
-        with publish._hub_errors(target):  # noqa: SLF001
+        api = publish.hub_api()  # the token as publish resolves it
+        with publish.hub_errors(target):
             api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
             info = api.upload_folder(
                 repo_id=repo_id,
