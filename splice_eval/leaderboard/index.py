@@ -210,7 +210,7 @@ def _entry(data: dict[str, Any]) -> Entry:
     )
 
 
-def read_index(board: Path, cfg: BoardConfig) -> dict[str, Any]:
+def read_index(board: Path, cfg: BoardConfig, writable: bool = True) -> dict[str, Any]:
     """The board's index, indexed again when it does not match the entry folders."""
     path = board / store.INDEX_FILE
     try:
@@ -219,7 +219,7 @@ def read_index(board: Path, cfg: BoardConfig) -> dict[str, Any]:
             return index
     except (OSError, ValueError):
         pass
-    return rebuild(board, cfg)
+    return rebuild(board, cfg, write=writable)
 
 
 def stale_notes(board_label: str, cfg: BoardConfig, entries: list[Entry]) -> list[str]:
@@ -242,9 +242,9 @@ def stale_notes(board_label: str, cfg: BoardConfig, entries: list[Entry]) -> lis
     ]
 
 
-def load(board: Path, label: str) -> Board:
+def load(board: Path, label: str, writable: bool = True) -> Board:
     cfg = store.read_config(board)
-    index = read_index(board, cfg)
+    index = read_index(board, cfg, writable)
     entries = [_entry(e) for e in index["entries"]]
     return Board(
         path=str(board),

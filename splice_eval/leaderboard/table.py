@@ -55,7 +55,7 @@ def load_board(path_or_repo: str | os.PathLike) -> Board:
     from splice_eval.leaderboard import index
 
     folder = board_folder(path_or_repo)
-    return index.load(folder, str(path_or_repo))
+    return index.load(folder, str(path_or_repo), writable=not sd.is_hub_id(path_or_repo))
 
 
 def entry_details(board: Board, slug: str) -> list[Entry]:
@@ -94,8 +94,8 @@ def board_rows(
     higher = metric not in col.LOWER_IS_BETTER
     rows = []
     for slug, entries in by_slug.items():
-        if config is not None and config not in entries:
-            continue
+        if config is not None and config not in entries and "" not in entries:
+            continue  # (an unreadable entry, config "", is shown in every view)
         ranked = entries.get(rank_config)
         first = ranked or next(iter(entries.values()))
         row = _row(first, entries, metric)

@@ -197,6 +197,25 @@ def test_export_escapes_names(board, demo_build, tmp_path, capsys):
     assert "\\*\\*b\\*\\*" in outputs["md"]
 
 
+def test_untrusted_names_meta_and_broken_entries(board, demo_build, tmp_path, capsys):
+    """A name never names a path outside entries/; an oversized meta.yaml is refused
+    unread; an unreadable score.json stays on the board with its reason."""
+    pred = _answers(demo_build, tmp_path / "n.jsonl", model="n")
+    assert main(["leaderboard", "add", str(pred), "--board", str(board), "--name", "../../up"]) == 0
+    assert (board / "entries" / "up").is_dir() and not (board.parent / "up").exists()
+    big = tmp_path / "big.yaml"
+    big.write_text("submitter: " + "x" * 40_000 + "\n")
+    other = _answers(demo_build, tmp_path / "q.jsonl", model="q")
+    assert main(["leaderboard", "add", str(other), "--board", str(board), "--meta", str(big)]) == 2
+    assert "more than the 32768 allowed" in capsys.readouterr().err
+    (board / "entries" / "up" / "score.json").write_text("{not json")
+    shown = _show(board, "--config", "text", capsys=capsys)
+    broken = [e for e in shown["entries"] if e["error"]]
+    assert [e["slug"] for e in broken] == ["up"] and "unreadable" in broken[0]["error"]
+    assert main(["leaderboard", "show", "--board", str(board), "--config", "text"]) == 0
+    assert "score.json unreadable" in capsys.readouterr().out
+
+
 def test_concurrent_adds_are_serialized(board, demo_build, tmp_path, capsys):
     files = [_answers(demo_build, tmp_path / f"{k}.jsonl", model=f"c{k}") for k in range(2)]
     procs = [
