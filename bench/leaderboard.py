@@ -192,11 +192,12 @@ def rescore_peak(root: Path, videos: BoardVideos, entries: int) -> float:
         score = synthetic_score(k, videos, np.random.default_rng(k))
         score["prediction_files"] = names
         store.write_json(folder / store.SCORE_FILE, score)
+    # VmHWM, not ru_maxrss: a child's ru_maxrss starts from its parent's at the fork
     code = (
-        "import resource, sys; from pathlib import Path;"
+        "from pathlib import Path;"
         "from splice_eval.leaderboard import changes;"
         f"changes.rescore(Path({str(board)!r}), progress=False);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.split()[-1]) / 1024
