@@ -34,9 +34,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from splice_eval.leaderboard import index, store, vectors  # noqa: E402
+from splice_eval.leaderboard import index, store  # noqa: E402
 from splice_eval.leaderboard.records import BoardConfig, Provenance  # noqa: E402
-from splice_eval.leaderboard.videos import BoardVideos, write  # noqa: E402
+from splice_eval.leaderboard.store import BoardVideos, write_videos  # noqa: E402
+from splice_eval.leaderboard.submission import encode_values  # noqa: E402
 from splice_eval.predictions import Prediction, write_predictions  # noqa: E402
 from splice_metric import metric_version  # noqa: E402
 
@@ -95,7 +96,7 @@ def synthetic_score(k: int, videos: BoardVideos, rng: np.random.Generator) -> di
             "partial": False,
             "metrics": metrics,
             "breakdowns": breakdowns,
-            "per_video": {m: vectors.encode(m, v, nclips) for m, v in values.items()},
+            "per_video": {m: encode_values(m, v, nclips) for m, v in values.items()},
             "settings": "",
         }
     provenance = Provenance(
@@ -126,7 +127,7 @@ def make_board(root: Path, entries: int, count: int) -> tuple[Path, BoardVideos]
     videos = synthetic_videos(count, random.Random(0))
     cfg = BoardConfig(BUILD_ID, "synthetic", metric_version(), videos=count)
     store.write_config(board, cfg)
-    write(board, videos)
+    write_videos(board, videos)
     rng = np.random.default_rng(0)
     for k in range(entries):
         folder = board / store.ENTRIES / f"model-{k}"
@@ -183,7 +184,7 @@ def rescore_peak(root: Path, videos: BoardVideos, entries: int) -> float:
     board.mkdir()
     cfg = BoardConfig(BUILD_ID, "synthetic", "old", videos=len(videos.ids))
     store.write_config(board, cfg)
-    write(board, videos)
+    write_videos(board, videos)
     for k in range(entries):
         folder = board / store.ENTRIES / f"r{k}"
         folder.mkdir(parents=True)

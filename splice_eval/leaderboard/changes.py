@@ -20,7 +20,6 @@ from typing import Any
 
 from splice_build.errors import UserError
 from splice_eval.leaderboard import index, store, submission
-from splice_eval.leaderboard import videos as board_videos
 from splice_eval.leaderboard.meta import read_meta
 from splice_eval.leaderboard.records import MODEL, Provenance
 
@@ -124,7 +123,7 @@ def add(
     submitted = read_meta(meta) if meta is not None else {}
     with store.board_lock(board):
         cfg = store.read_config(board)
-        videos = board_videos.read(board)
+        videos = store.read_videos(board)
         score = submission.score_files(
             files,
             [str(f) for f in files],
@@ -193,7 +192,7 @@ def rescore(board: Path, *, progress: bool = True) -> list[str]:
     changed: list[str] = []
     with store.board_lock(board):
         cfg = store.read_config(board)
-        videos = board_videos.read(board)
+        videos = store.read_videos(board)
         slugs = store.entry_slugs(board)
         bar = tqdm(slugs, desc="rescore", unit="entry", disable=not progress, file=sys.stderr)
         for slug in bar:

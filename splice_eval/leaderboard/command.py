@@ -58,7 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated baselines scored on the build (default %(default)s; '' none)",
     )
     init.add_argument(
-        "--human", type=Path, nargs="+", default=(), help="the human protocol's prediction files"
+        "--human",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="the human protocol's prediction files (default: no human row)",
     )
     init.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     init.add_argument(
@@ -88,7 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     export = sub.add_parser("export", help="the table as Markdown, CSV, JSON or HTML")
     _view_options(export)
-    export.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
+    export.add_argument(
+        "--format",
+        choices=("md", "csv", "json", "html"),
+        default="md",
+        help="md (a README, a paper), csv (every column and interval), json (as show "
+        "--json), html (a static page) (default %(default)s)",
+    )
     export.add_argument("--out", type=Path, default=None, help="file to write (default stdout)")
     for name, (module, help_text) in WEB.items():
         web = sub.add_parser(name, help=help_text)
@@ -179,7 +189,6 @@ def init_board(
     from splice_build.output.card_reader import read_card
     from splice_eval import data_source
     from splice_eval.leaderboard import changes, index, references
-    from splice_eval.leaderboard import videos as board_videos
     from splice_eval.leaderboard.records import REFERENCE, BoardConfig
     from splice_metric import metric_version
 
@@ -195,7 +204,7 @@ def init_board(
     board.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{board.name}.init-", dir=board.parent))
     try:
-        found = board_videos.from_build(local, card.build_id)
+        found = store.videos_of_build(local, card.build_id)
         cfg = BoardConfig(
             build_id=card.build_id,
             data=str(data),
@@ -206,7 +215,7 @@ def init_board(
             created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
         store.write_config(staged, cfg)
-        board_videos.write(staged, found)
+        store.write_videos(staged, found)
         for score in references.paper_scores():
             slug = "paper-" + store.slug_of(score["provenance"]["model"])
             references.write_reference(staged, slug, score)

@@ -19,7 +19,7 @@ import numpy as np
 
 from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard import statistics as stats
-from splice_eval.leaderboard import store, vectors
+from splice_eval.leaderboard import store
 from splice_eval.leaderboard.records import (
     REPORTED,
     REPRODUCED,
@@ -31,6 +31,7 @@ from splice_eval.leaderboard.records import (
     MetricValue,
     Provenance,
 )
+from splice_eval.leaderboard.submission import decode_values
 
 INDEX_SCHEMA = 1
 
@@ -110,16 +111,14 @@ def _vectors(
             if stored is None:
                 continue
             try:
-                out.setdefault(config, {})[slug] = vectors.decode(metric, stored, num_clips)
+                out.setdefault(config, {})[slug] = decode_values(metric, stored, num_clips)
             except ValueError:
                 continue
     return out
 
 
 def _num_clips(board: Path) -> np.ndarray:
-    from splice_eval.leaderboard import videos
-
-    return videos.read(board).clip_counts()
+    return store.read_videos(board).clip_counts()
 
 
 def compute_ranks(

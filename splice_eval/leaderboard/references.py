@@ -22,7 +22,7 @@ import splice_dataset as sd
 from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard import store, submission
 from splice_eval.leaderboard.records import REFERENCE, REPORTED, RESCORED, BoardConfig, Provenance
-from splice_eval.leaderboard.videos import BoardVideos
+from splice_eval.leaderboard.store import BoardVideos
 from splice_eval.report import paper
 
 BASELINES = ("random", "identity", "taxonomy-prior", "visual-similarity")

@@ -26,9 +26,11 @@ import re
 import secrets
 import shutil
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, read_text
@@ -151,3 +153,67 @@ def staging(board: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class BoardVideos:
+    build_id: str
+    ids: tuple[str, ...]  # sorted, as the scorer orders references
+    orders: tuple[tuple[int, ...], ...]
+    num_clips: tuple[int, ...]
+    domains: tuple[str, ...]
+    tasks: tuple[str, ...]
+
+    @property
+    def references(self) -> dict[str, list[int]]:
+        return {v: list(o) for v, o in zip(self.ids, self.orders, strict=True)}
+
+    def clip_counts(self) -> np.ndarray:
+        return np.asarray(self.num_clips, dtype=np.float32)
+
+    def as_dict(self) -> dict:
+        return {
+            "build_id": self.build_id,
+            "ids": list(self.ids),
+            "orders": [list(o) for o in self.orders],
+            "num_clips": list(self.num_clips),
+            "domains": list(self.domains),
+            "tasks": list(self.tasks),
+        }
+
+
+def videos_of_build(data: Path, build_id: str) -> BoardVideos:
+    """The build's answers as the board keeps them (``videos.json``), read once at init by
+    ``splice score``'s own reader: adding and re-scoring then need only the board."""
+    from splice_eval.scoring.score import read_answers
+
+    answers = read_answers(data)
+    ids = tuple(answers.references)
+    return BoardVideos(
+        build_id,
+        ids,
+        tuple(tuple(answers.references[v]) for v in ids),
+        tuple(int(n) for n in answers.columns["num_clips"]),
+        tuple(map(str, answers.columns["domain"])),
+        tuple(map(str, answers.columns["task"])),
+    )
+
+
+def write_videos(board: Path, videos: BoardVideos) -> None:
+    write_json(board / VIDEOS_FILE, videos.as_dict())
+
+
+def read_videos(board: Path) -> BoardVideos:
+    path = board / VIDEOS_FILE
+    try:
+        data = read_json(path)
+        return BoardVideos(
+            str(data["build_id"]),
+            tuple(data["ids"]),
+            tuple(tuple(o) for o in data["orders"]),
+            tuple(data["num_clips"]),
+            tuple(data["domains"]),
+            tuple(data["tasks"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{path}: the board's videos cannot be read ({exc})") from None

@@ -12,6 +12,7 @@ without reading prediction files again.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -23,9 +24,8 @@ import splice_formats
 from splice_build.errors import UserError
 from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard import statistics as stats
-from splice_eval.leaderboard import vectors
 from splice_eval.leaderboard.records import MODEL, RESCORED, BoardConfig, Provenance
-from splice_eval.leaderboard.videos import BoardVideos
+from splice_eval.leaderboard.store import BoardVideos
 
 SCHEMA = 1
 MISSING_SHOWN = 3
@@ -99,7 +99,7 @@ def config_block(
         "partial": partial,
         "metrics": _cell(values, cfg, cfg.seed),
         "breakdowns": breakdowns,
-        "per_video": {m: vectors.encode(m, values[i], nclips) for i, m in enumerate(col.METRICS)},
+        "per_video": {m: encode_values(m, values[i], nclips) for i, m in enumerate(col.METRICS)},
     }
 
 
@@ -247,3 +247,46 @@ def _renamed(message: str, files: Sequence[Path], shown: Sequence[str]) -> str:
 
 def _named(run: Any, files: Sequence[Path], shown: Sequence[str]) -> str:
     return _renamed(run.sources[0].file if run.sources else run.model, files, shown)
+
+
+# metric -> whether its per-video value is a share of the video's clips
+_PER_CLIP = {
+    "binary_accuracy": False,
+    "hamming_accuracy": True,
+    "lcs_ratio": True,
+    "edit_distance": False,
+}
+
+
+def encode_values(metric: str, values: np.ndarray, num_clips: np.ndarray) -> dict[str, str]:
+    """Per-video scores stored compactly in ``score.json``, so ranking a thousand entries
+    reads a few kilobytes each, never their prediction files: each paper metric of a video
+    is a small whole number once multiplied by its clip count where it is a share (Hamming:
+    clips in place; LCS: its length) or as it is (binary, edit distance), one byte per
+    video; values that are not whole (the random row's expectations) as float32."""
+    scaled = values * num_clips if _PER_CLIP[metric] else values
+    whole = np.rint(scaled)
+    if (
+        np.all(np.abs(scaled - whole) < 1e-6)
+        and whole.min(initial=0) >= 0
+        and whole.max(initial=0) <= 255
+    ):
+        data, dtype = whole.astype(np.uint8).tobytes(), "u1"
+    else:
+        data, dtype = np.asarray(values, dtype="<f4").tobytes(), "f4"
+    return {"dtype": dtype, "data": base64.b64encode(data).decode("ascii")}
+
+
+def decode_values(metric: str, stored: dict[str, str], num_clips: np.ndarray) -> np.ndarray:
+    raw = base64.b64decode(stored["data"])
+    if stored["dtype"] == "f4":
+        values = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    elif stored["dtype"] == "u1":
+        values = np.frombuffer(raw, dtype=np.uint8).astype(np.float32)
+        if _PER_CLIP[metric]:
+            values = values / num_clips
+    else:
+        raise ValueError(f"unknown per-video encoding {stored['dtype']!r}")
+    if len(values) != len(num_clips):
+        raise ValueError(f"{len(values)} per-video values for {len(num_clips)} videos")
+    return values
