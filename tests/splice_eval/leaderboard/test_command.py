@@ -166,6 +166,17 @@ def test_visual_gain_and_any_metric_ranks(board, demo_build, tmp_path, capsys):
     assert ranked["g"]["rank_low"] > 1  # reversed orders: the worst edit distance
 
 
+def test_two_independent_entries_that_agree_are_reproduced(board, demo_build, tmp_path, capsys):
+    pred = _answers(demo_build, tmp_path / "r.jsonl", model="r", right=True)
+    for who in ("alice", "bob"):
+        (tmp_path / f"{who}.yaml").write_text(f"submitter: {who}\n")
+        args = [str(pred), "--board", str(board), "--meta", str(tmp_path / f"{who}.yaml")]
+        assert main(["leaderboard", "add", *args, "--name", f"r {who}"]) == 0
+    tiers = {e["name"]: e["tier"] for e in _show(board, capsys=capsys)["entries"]}
+    assert tiers["r alice"] == tiers["r bob"] == "reproduced"
+    assert tiers["identity (baseline)"] == "rescored"
+
+
 def test_rescore_reports_changes_and_clears_stale_note(board, capsys):
     score = board / "entries" / "identity-baseline" / "score.json"
     data = json.loads(score.read_text())
