@@ -4,10 +4,12 @@ rescore with the metric-version note, export's escaping, concurrent adds."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from splice_build.cli import main
 from splice_build.output.card_reader import read_card
 from splice_eval.predictions import Prediction, read_metadata, read_predictions, write_predictions
+from splice_eval.scoring.baselines import run_question_baseline
 from splice_eval.scoring.score import read_answers
 
 INJECTION = "<img src=x onerror=alert(1)> | [x](http://e) **b**"
@@ -152,8 +155,6 @@ def test_visual_gain_and_any_metric_ranks(board, demo_build, tmp_path, capsys):
     assert main(["leaderboard", "add", str(vt), str(tx), "--board", str(board)]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "export", "--board", str(board), "--format", "csv"]) == 0
-    import csv
-
     rows = {r["name"]: r for r in csv.DictReader(capsys.readouterr().out.splitlines())}
     g = rows["g"]
     gain = float(g["visual_gain"])
@@ -161,6 +162,23 @@ def test_visual_gain_and_any_metric_ranks(board, demo_build, tmp_path, capsys):
         float(g["video_text.binary_accuracy"]) - float(g["text.binary_accuracy"])
     )
     assert gain > 0 and float(g["visual_gain.low"]) <= gain <= float(g["visual_gain.high"])
+    # the extras of the same model, where submitted: a probe run and the pairwise questions
+    probed = _answers(demo_build, tmp_path / "p.jsonl", model="g", metadata={"probe": "reversed"})
+    questions = write_predictions(
+        tmp_path / "q.jsonl",
+        [
+            replace(p, model="g")
+            for p in run_question_baseline(demo_build, "video_text", "pairwise")
+        ],
+        {"model": "g", "config": "video_text", "format": "pairwise", "question_seed": 0},
+    )
+    args = [str(vt), str(tx), str(probed), str(questions), "--board", str(board), "--replace"]
+    assert main(["leaderboard", "add", *args]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "export", "--board", str(board), "--format", "csv"]) == 0
+    g = {r["name"]: r for r in csv.DictReader(capsys.readouterr().out.splitlines())}["g"]
+    assert float(g["video_text.probe_reversed"]) == 0.0  # reversed orders: none right
+    assert 0 <= float(g["video_text.pairwise_questions"]) <= 1
     by_edit = _show(board, "--config", "text", "--metric", "edit_distance", capsys=capsys)
     ranked = {e["name"]: e for e in by_edit["entries"] if e["rank_low"] is not None}
     assert ranked["g"]["rank_low"] > 1  # reversed orders: the worst edit distance
