@@ -196,11 +196,12 @@ def test_two_independent_entries_that_agree_are_reproduced(board, demo_build, tm
 
 
 def test_rescore_reports_changes_and_clears_stale_note(board, capsys):
-    score = board / "entries" / "identity-baseline" / "score.json"
-    data = json.loads(score.read_text())
-    data["metric_version"] = "0ld"
-    data["configs"]["video"]["metrics"]["binary_accuracy"]["value"] = 0.99
-    score.write_text(json.dumps(data))
+    for slug in ("identity-baseline", "random-exact"):
+        score = board / "entries" / slug / "score.json"
+        data = json.loads(score.read_text())
+        data["metric_version"] = "0ld"
+        data["configs"]["video"]["metrics"]["binary_accuracy"]["value"] = 0.99
+        score.write_text(json.dumps(data))
     config = board / "board.yaml"
     config.write_text(config.read_text().replace("metric_version: ", "metric_version: 0ld"))
     notes = _show(board, capsys=capsys)["notes"]
@@ -210,6 +211,7 @@ def test_rescore_reports_changes_and_clears_stale_note(board, capsys):
     assert main(["leaderboard", "rescore", "--board", str(board), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "identity-baseline video binary_accuracy: 0.9900 ->" in out
+    assert "random-exact video binary_accuracy: 0.9900 ->" in out
     assert _show(board, capsys=capsys)["notes"] == []
 
 
