@@ -199,7 +199,11 @@ def init_board(
         raise UserError(
             f"--baselines: unknown {unknown[0]!r} (known: {', '.join(references.BASELINES)})"
         )
-    local = data_source.local_build(data, None if "visual-similarity" in baselines else ["text"])
+    from splice_eval.scoring.baselines import CONFIGS_OF
+
+    # a Hub id: the shards the baselines read, and the text shards' answers
+    configs = sorted({"text", *(c for n in baselines for c in CONFIGS_OF[n])})
+    local = data_source.local_build(data, configs)
     card = read_card(local)
     board.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{board.name}.init-", dir=board.parent))
