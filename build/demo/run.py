@@ -212,5 +212,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print(_score_table(scores))
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")
-    print("\n" + make_board(args.board, out))
+    print(f"\nsplice demo: scoring the baselines for the leaderboard {args.board}/", flush=True)
+    print(make_board(args.board, out))
     return 0
