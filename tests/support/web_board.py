@@ -18,7 +18,7 @@ INJECTION = "<img src=x onerror=alert(1)> **bold** [link](http://evil.example) #
 SUBMITTER_INJECTION = "<script>alert(2)</script>_em_ `code`"
 
 
-def _answers(build: Path, out: Path, model: str, right_share: float, metadata: dict) -> Path:
+def answers_file(build: Path, out: Path, model: str, right_share: float, metadata: dict) -> Path:
     """A prediction file answering every video: the first ``right_share`` of them right,
     the rest reversed."""
     refs = list(read_answers(build).references.items())
@@ -57,7 +57,7 @@ def make_board(build: Path, root: Path) -> Path:
     board = root / "board"
     assert main(["leaderboard", "init", "--board", str(board), "--data", str(build)]) == 0
     for i, (model, name, right, recorded, meta) in enumerate(SUBMISSIONS):
-        pred = _answers(build, root / f"pred-{i}.jsonl", model, right, recorded)
+        pred = answers_file(build, root / f"pred-{i}.jsonl", model, right, recorded)
         meta_file = root / f"meta-{i}.yaml"
         meta_file.write_text(meta, encoding="utf-8")
         argv = ["leaderboard", "add", str(pred), "--board", str(board), "--meta", str(meta_file)]

@@ -232,6 +232,7 @@ class Rendered:
     choices: dict[str, list[str]]
     params: tuple[float, float]
     plot: Any
+    entries: tuple[tuple[str, str], ...]  # (shown name, folder) of every entry, ranked
 
 
 def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
@@ -245,4 +246,13 @@ def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
         choices=choices(everything),
         params=params_range(everything),
         plot=params_plot(rows, filters),
+        entries=entry_names(everything),
     )
+
+
+def entry_names(rows: Iterable[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """(shown name, folder) of each row: the entry menu's choices (text, never markup)."""
+    seen: dict[str, str] = {}
+    for row in rows:
+        seen.setdefault(str(row["slug"]), text.plain(row["name"]))
+    return tuple((name, slug) for slug, name in seen.items())

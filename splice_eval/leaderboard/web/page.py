@@ -21,8 +21,6 @@ import splice_dataset as sd
 
 from .. import columns as col
 from ..records import TIERS, Board
-from ..table import board_rows
-from . import text
 from .board_view import (
     ALL_CONFIGS,
     Filters,
@@ -90,7 +88,7 @@ def build_page(board: Board, submit_tab: Callable[[Any], None] | None = None) ->
             with gr.Tab("Board", id=BOARD_TAB):
                 board_tab = _board_tab(gr, first)
             with gr.Tab("Entry", id=ENTRY_TAB):
-                entry_tab = _entry_tab(gr, _entry_choices(board))
+                entry_tab = _entry_tab(gr, list(first.entries))
             if submit_tab is not None:
                 with gr.Tab("Submit", id=SUBMIT_TAB):
                     submit_tab(gr)
@@ -236,14 +234,6 @@ def _frame_of(headers: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> An
     import pandas as pd  # noqa: PLC0415
 
     return pd.DataFrame(list(rows), columns=list(headers))
-
-
-def _entry_choices(board: Board) -> list[tuple[str, str]]:
-    """(shown name, folder) of every entry, in the board's ranked order."""
-    seen: dict[str, str] = {}
-    for row in board_rows(board):
-        seen.setdefault(str(row["slug"]), text.plain(row["name"]))
-    return [(name, slug) for slug, name in seen.items()]
 
 
 def launch(

@@ -28,10 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..table import load_board
-    from .page import gradio, launch
+    from splice_build.errors import require
 
-    gradio()  # the extra's one-line refusal before the board is read
+    # the extra's one-line refusal, before the board is read
+    for module in ("gradio", "matplotlib"):
+        require(module, "leaderboard", "splice leaderboard serve")
+    from ..table import load_board
+    from .page import launch
+
     board = load_board(args.board)
     if args.host != LOCAL_HOST:
         print(

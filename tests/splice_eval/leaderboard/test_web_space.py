@@ -33,7 +33,7 @@ from splice_eval.leaderboard.web import push, space, submit
 from splice_eval.leaderboard.web.page import GRADIO_VERSION
 from tests.support.paths import REPO
 from tests.support.side_venvs import side_venv_python
-from tests.support.web_board import INJECTION, _answers, make_board
+from tests.support.web_board import INJECTION, answers_file, make_board
 
 SECRET = "hf_TESTsecretTOKENvalue0123456789abcdef"
 REPO_ID = "org/splice-board"
@@ -218,7 +218,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Hub:
 
 
 def test_the_form_opens_a_pull_request_a_maintainer_adds(hub, board, demo_build, tmp_path):
-    pred = _answers(demo_build, tmp_path / "upload.jsonl", "org/new-3b", 0.6, {})
+    pred = answers_file(demo_build, tmp_path / "upload.jsonl", "org/new-3b", 0.6, {})
     meta = "params_b: 3\nweights: open\nsubmitter: carol\n"
     name = "New 3B `x` $(rm -rf /) ../../etc"
     shown = submit.submit(REPO_ID, name, str(pred), meta)
@@ -251,14 +251,14 @@ def test_the_form_opens_a_pull_request_a_maintainer_adds(hub, board, demo_build,
 
 
 def test_the_form_refuses_with_one_line_and_sends_nothing(hub, demo_build, tmp_path, monkeypatch):
-    pred = _answers(demo_build, tmp_path / "upload.jsonl", "org/m", 0.5, {})
+    pred = answers_file(demo_build, tmp_path / "upload.jsonl", "org/m", 0.5, {})
     cases = [
         (("", str(pred), ""), "name: give"),
         (("m", None, ""), "prediction file: choose"),
         (("m", str(pred.rename(tmp_path / "p.py")), ""), "expected one of"),
         (("m", str(tmp_path / "p.py"), ""), "expected one of"),
     ]
-    good = _answers(demo_build, tmp_path / "good.jsonl", "org/m", 0.5, {})
+    good = answers_file(demo_build, tmp_path / "good.jsonl", "org/m", 0.5, {})
     cases += [
         (("m", str(good), "script: rm -rf /\n"), "unknown key 'script'"),
         (("m", str(good), "weights: [1\n"), "meta.yaml: not YAML"),
