@@ -64,6 +64,13 @@ SPACE_VENV ?= .venv-space
 SPACE_STAMP := $(SPACE_VENV)/.splice-space-installed
 SPACE_GRADIO = $(shell sed -n 's/^sdk_version: *//p' splice_metric/README.md)
 
+# The leaderboard's Space as the Hub builds it (tests/splice_eval/leaderboard/test_web_space.py
+# serves the folder `splice leaderboard space` writes from it): a fresh venv with exactly the
+# Space's requirements.txt (gradio at its sdk_version among them).
+BOARD_SPACE_VENV ?= .venv-board-space
+BOARD_SPACE_STAMP := $(BOARD_SPACE_VENV)/.splice-board-space-installed
+BOARD_SPACE_REQUIREMENTS := splice_eval/leaderboard/web/requirements.txt
+
 # The lowest `datasets` setup.cfg allows (tests/project/test_floor.py runs the loading tests
 # there): a thin venv over .venv (a .pth file, as .venv-models over .venv-torch) holding only
 # what pip changes for that release (datasets, and what it pins lower: 43 MB).
@@ -82,7 +89,7 @@ CHROMIUM := /usr/bin/chromium
 # the same way; every Debian package ships its copyright file, the target's stamp.
 OPENCV_DOC := /usr/share/doc/opencv-doc/copyright
 
-.PHONY: demo test test-plan ci-cost lint format bench clean torch-venv lmms-venv space-venv floor-venv models-venv \
+.PHONY: demo test test-plan ci-cost lint format bench clean torch-venv lmms-venv space-venv board-space-venv floor-venv models-venv \
 	vlmeval-venv readme chromium opencv-doc
 
 # `make demo` needs the package and its core dependencies only (datasets, evaluate, PyAV,
@@ -137,11 +144,12 @@ need() { $(MAKE) -s -q "$$1" 2>/dev/null || echo "   - $$2"; }
   need $(TORCH_STAMP) "$(TORCH_VENV): torch (CUDA build, run on the CPU), transformers, lmms-eval, VLMEvalKit (7.0 GB, ~5 min)"; \
   need $(MODELS_STAMP) "$(MODELS_VENV): this project over $(TORCH_VENV) through a .pth file (26 MB, ~10 s)"; \
   need $(SPACE_STAMP) "$(SPACE_VENV): gradio $(SPACE_GRADIO), the metric Space's (0.6 GB, ~1 min)"; \
+  need $(BOARD_SPACE_STAMP) "$(BOARD_SPACE_VENV): the leaderboard Space's pinned requirements (gradio 6.31; 0.7 GB, ~1 min)"; \
   need $(FLOOR_STAMP) "$(FLOOR_VENV): datasets $(DATASETS_FLOOR) over $(VENV) through a .pth file (43 MB, ~20 s)"; \
   need $(CHROMIUM) "apt: chromium (the annotation page's browser tests)"; \
   need $(OPENCV_DOC) "apt: opencv-doc (tree.avi, real variable-rate footage)"; \
   need $(FFMPEG) "apt: ffmpeg (torchcodec's libraries)"; } > .make-test-plan
-if [ -s .make-test-plan ]; then echo "== make test will install (all environments together: about 9 GB):"; \
+if [ -s .make-test-plan ]; then echo "== make test will install (all environments together: about 10 GB):"; \
   cat .make-test-plan; else echo "== make test: every environment is installed"; fi
 rm -f .make-test-plan
 echo "== then ruff and pytest on 2 workers (pytest-xdist): about $(TEST_MINUTES) min on 2 cores"
@@ -150,14 +158,14 @@ export TEST_PLAN
 TEST_MINUTES := 20
 # The run's per-test durations, for `make ci-cost` (bench/ci_cost.py).
 TEST_REPORT := .pytest-report.xml
-REQUIRE := SPLICE_REQUIRE_TORCH=1 SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 \
+REQUIRE := SPLICE_REQUIRE_TORCH=1 SPLICE_REQUIRE_LMMS=1 SPLICE_REQUIRE_SPACE=1 SPLICE_REQUIRE_BOARD_SPACE=1 \
 	SPLICE_REQUIRE_FLOOR=1 SPLICE_REQUIRE_MODELS=1 SPLICE_REQUIRE_VLMEVAL=1 SPLICE_NO_SKIPS=1
 
 test-plan:
 	@bash -c "$$TEST_PLAN"
 
 # test-plan first: make builds the prerequisites in the order listed.
-test: test-plan $(STAMP) $(TORCH_STAMP) $(MODELS_STAMP) $(SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
+test: test-plan $(STAMP) $(TORCH_STAMP) $(MODELS_STAMP) $(SPACE_STAMP) $(BOARD_SPACE_STAMP) $(FLOOR_STAMP) $(CHROMIUM) $(OPENCV_DOC)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(REQUIRE) $(PY) -m pytest -q -rs -p no:cacheprovider -n 2 --dist loadscope --durations=25 --junitxml=$(TEST_REPORT)
@@ -214,6 +222,14 @@ $(SPACE_STAMP): splice_metric/README.md splice_metric/requirements.txt
 	touch $(SPACE_STAMP)
 
 space-venv: $(SPACE_STAMP)
+
+$(BOARD_SPACE_STAMP): $(BOARD_SPACE_REQUIREMENTS)
+	$(PYTHON) -m venv --clear $(BOARD_SPACE_VENV)
+	$(BOARD_SPACE_VENV)/bin/pip install -q -U pip
+	$(BOARD_SPACE_VENV)/bin/pip install -q -r $(BOARD_SPACE_REQUIREMENTS)
+	touch $(BOARD_SPACE_STAMP)
+
+board-space-venv: $(BOARD_SPACE_STAMP)
 
 $(FLOOR_STAMP): $(STAMP)
 	$(PYTHON) -m venv --clear $(FLOOR_VENV)

@@ -59,6 +59,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "splice_eval.toolkits.lmms_folder",
         "print the folder of the lmms-eval task files (for lmms-eval's --include_path)",
     ),
+    "leaderboard": (
+        "splice_eval.leaderboard.command",
+        "a leaderboard of scored submissions: init, add, rescore, show, export, serve",
+    ),
     "vlmeval": (
         "splice_eval.toolkits.vlmeval",
         "run VLMEvalKit on SPLICE (its own options passed on)",

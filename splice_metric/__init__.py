@@ -5,6 +5,7 @@ The readers of answers need only the standard library; the metric module imports
 and `datasets` (seconds), so its names load on first use, and a tool that only reads
 answers never pays for them."""
 
+import hashlib
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -52,3 +53,20 @@ __all__ = [
     "path",
     "score_questions",
 ]
+
+
+# The files whose code decides a score: the metric, its order parser and its question scorer.
+_SCORING_FILES = ("splice_metric.py", "order_parser.py", "questions.py")
+
+
+def metric_version() -> str:
+    """The installed metric's fingerprint (16 hex digits of the SHA-256 of the files that
+    decide a score): a leaderboard records it beside its scores and says so in every view
+    when the installed metric is another (``splice leaderboard rescore``). Any edit to the
+    metric, even one that changes no number, is another version: what is compared is the
+    code, not a guess of its effect."""
+    digest = hashlib.sha256()
+    folder = Path(__file__).resolve().parent
+    for name in _SCORING_FILES:
+        digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

@@ -166,6 +166,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="seed of the shuffles and of the random answers scored (default %(default)s)",
     )
+    parser.add_argument(
+        "--board",
+        type=Path,
+        default=Path("splice-board"),
+        help="leaderboard of the demo build, with its baselines and the paper's rows "
+        "(default: %(default)s; an existing folder is left as it is)",
+    )
+
+
+def make_board(board: Path, out: Path) -> str:
+    """The demo's leaderboard (its baselines and the paper's rows) and how to open it; a
+    folder already there is never replaced (it is a board the user may have added to)."""
+    from splice_eval.leaderboard.command import init_board, open_hint
+
+    if board.exists() and any(board.iterdir()):
+        return f"Leaderboard: {board}/ exists, left as it is. {open_hint(board)}"
+    videos, _ = init_board(board, str(out), baselines=("random", "identity", "taxonomy-prior"))
+    return (
+        f"Leaderboard {board}/: this build's {videos} videos, its baselines and the paper's "
+        f"Tables 2 and 5 (as reported). {open_hint(board)}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -204,4 +225,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print(_score_table(scores))
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")
+    print(f"\nsplice demo: scoring the baselines for the leaderboard {args.board}/", flush=True)
+    print(make_board(args.board, out))
     return 0

@@ -54,7 +54,7 @@ _HUB_ERROR_MODULES = ("huggingface_hub", "httpx", "httpx2", "requests", "urllib3
 
 
 @contextlib.contextmanager
-def _hub_errors(target: str) -> Iterator[None]:
+def hub_errors(target: str) -> Iterator[None]:
     """No network, a refused token, a missing permission: one line naming the target
     (``--debug`` shows the traceback), not a client library's traceback."""
     try:
@@ -71,7 +71,7 @@ def _hub_errors(target: str) -> Iterator[None]:
         ) from exc
 
 
-def _api() -> HfApi:
+def hub_api() -> HfApi:
     """An HfApi holding the resolved token, or a clear error naming where tokens come from."""
     token = get_token()
     if not token:
@@ -129,7 +129,7 @@ def publish_dataset(
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     if read_card(folder).stand_in:
         if not allow_stand_in:
             raise UserError(
@@ -153,11 +153,11 @@ def publish_dataset(
     problems += leftover_problems(filled)
     target = f"datasets/{repo_id}" + (f"@{revision}" if revision else "")
     header = f"splice publish: {folder} cannot be uploaded as it is:"
-    stop = _check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
+    stop = check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
     if stop is not None:
         return stop
-    api = _api()
-    with _hub_errors(target):
+    api = hub_api()
+    with hub_errors(target):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision:
             api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
@@ -258,7 +258,7 @@ def publish_metric(
 ) -> int:
     """Check the metric folder and (unless ``dry_run``) upload it as a Gradio Space."""
     out = out or sys.stdout
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
     files = plan_upload(folder, METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS)
     ids = HubIds(dataset_repo_id or sibling(repo_id, "splice"), repo_id, code_url)
@@ -266,11 +266,11 @@ def publish_metric(
     problems = check_metric_folder(folder, repo_id, files) + leftover_problems(filled)
     header = f"splice publish-metric: {folder} cannot become a working Space:"
     target = f"spaces/{repo_id}"
-    stop = _check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
+    stop = check_before_sending(problems, header, target, files, dry_run, out, filled, ids)
     if stop is not None:
         return stop
-    api = _api()
-    with _hub_errors(target):
+    api = hub_api()
+    with hub_errors(target):
         api.create_repo(
             repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
         )
@@ -301,15 +301,15 @@ def _refuse(header: str, problems: list, err: TextIO) -> int:
     return 1
 
 
-def _check_before_sending(
+def check_before_sending(
     problems: list[str],
     header: str,
     target: str,
     files: list[UploadFile],
     dry_run: bool,
     out: TextIO,
-    filled: list[Filled],
-    ids: HubIds,
+    filled: list[Filled] | None = None,
+    ids: HubIds | None = None,
 ) -> int | None:
     """Shared by both uploads: list the plan (and the ids written into it) on a dry run,
     refuse on any problem; None means go ahead and send."""
@@ -342,7 +342,7 @@ def run_publish_metric(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
 
 
-def _check_repo_id(repo_id: str) -> None:
+def check_repo_id(repo_id: str) -> None:
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
         raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME")

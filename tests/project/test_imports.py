@@ -239,15 +239,18 @@ def test_the_dispatcher_alone_imports_no_heavy_module(argv):
 
 
 # splice_eval/ by role: each folder a role, the top level what every role shares.
-ROLES = ("run", "toolkits", "scoring", "report", "human")
+ROLES = ("run", "toolkits", "scoring", "report", "human", "leaderboard")
 # what a role's modules never import: scoring reads prediction files whoever wrote them,
 # the report is built on scoring alone (the human run is a prediction file like any other,
 # its model name `predictions.HUMAN_MODEL`), and nothing shared depends on a role above it
+# The leaderboard sits above scoring and the report (it scores with the one scorer and
+# shows the paper's rows); nothing below it imports it.
 NEVER_IMPORTS = {
-    "scoring": ("report", "human", "toolkits"),
-    "report": ("run", "human", "toolkits"),
-    "human": ("scoring", "report", "toolkits"),
-    "top": ("scoring", "report", "human", "toolkits"),
+    "scoring": ("report", "human", "toolkits", "leaderboard"),
+    "report": ("run", "human", "toolkits", "leaderboard"),
+    "human": ("scoring", "report", "toolkits", "leaderboard"),
+    "leaderboard": ("human", "toolkits"),
+    "top": ("scoring", "report", "human", "toolkits", "leaderboard"),
 }
 
 
