@@ -53,6 +53,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "splice_eval.toolkits.lmms_folder",
         "print the folder of the lmms-eval task files (for lmms-eval's --include_path)",
     ),
+    "export-task": (
+        "splice_eval.export.command",
+        "write the files a pull request to lmms-eval adds (self-contained SPLICE task)",
+    ),
     "vlmeval": (
         "splice_eval.toolkits.vlmeval",
         "run VLMEvalKit on SPLICE (its own options passed on)",
