@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         stale = stale_files(files, args.out)
         if stale:
             raise UserError(
-                f"export-task {args.toolkit}: {args.out / stale[0]} is stale (not what the "
+                f"{args.out / stale[0]} is stale (not what the "
                 f"product generates now; {len(stale)} file(s) differ): rerun `splice "
                 f"export-task {args.toolkit} --out {args.out}`"
             )
