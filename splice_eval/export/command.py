@@ -41,9 +41,25 @@ def write_files(files: list[ExportedFile], out: Path) -> list[Path]:
     return written
 
 
-def stale_files(files: list[ExportedFile], out: Path) -> list[str]:
-    """The files of a fresh export that ``out`` lacks or holds with other text, by their
-    path (an export made before the product's parser, prompts or task changed)."""
+def owned_folders(toolkit: str) -> tuple[str, ...]:
+    """The folders of the toolkit's repository the export alone writes (a file there that a
+    fresh export lacks is left over from an older one)."""
+    from splice_eval.export import lmms_eval
+
+    return {"lmms-eval": (lmms_eval.TASK_FOLDER,)}.get(toolkit, ())
+
+
+def stale_files(files: list[ExportedFile], out: Path, owned: tuple[str, ...] = ()) -> list[str]:
+    """The files of a fresh export that ``out`` lacks or holds with other text, then the
+    files in its ``owned`` folders that a fresh export lacks, by their path (an export made
+    before the product's parser, prompts or task changed). Python's caches are not files."""
+    fresh = {f.path for f in files}
+    left_over = [
+        p.relative_to(out).as_posix()
+        for folder in owned
+        for p in sorted((out / folder).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
     stale = []
     for f in files:
         path = out / f.path
@@ -53,7 +69,7 @@ def stale_files(files: list[ExportedFile], out: Path) -> list[str]:
             current = None
         if current != f.text:
             stale.append(f.path)
-    return stale
+    return stale + [path for path in left_over if path not in fresh]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     files = files_for(args.toolkit)
     if args.check:
-        stale = stale_files(files, args.out)
+        stale = stale_files(files, args.out, owned_folders(args.toolkit))
         if stale:
             raise UserError(
                 f"{args.out / stale[0]} is stale (not what the "

@@ -81,6 +81,13 @@ def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
         assert splice_main(check) == 2
         assert f"{rel} is stale" in capsys.readouterr().err
         monkeypatch.setattr(vendor, "source_file", real)
+    # a file an older export left (a module no longer copied) is named too
+    left = exported / LIB / "splice_eval" / "run" / "gone.py"
+    left.write_text("", encoding="utf-8")
+    capsys.readouterr()
+    assert splice_main(check) == 2
+    assert f"{LIB}/splice_eval/run/gone.py is stale" in capsys.readouterr().err
+    left.unlink()
     # a hand edit of the export is caught the same way
     utils = exported / lmms_eval.TASK_FOLDER / "utils.py"
     original = utils.read_text(encoding="utf-8")
