@@ -422,6 +422,10 @@ def question_batch(
 
 # A Hub dataset id as `load` accepts one: ORG/NAME (a bare name is read as a missing folder).
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+# The published dataset's Hub id, as the docs load it: what the lmms-eval task loads outside a
+# checkout when neither $SPLICE_DATA nor ./splice-data names a build (the exported task:
+# `splice export-task`). The docs' placeholder until the dataset is published under its name.
+PUBLISHED_ID = "ORG/splice"
 # The inverse of `shard_name`: the build readers and `splice validate` read names with it.
 SHARD_NAME_RE = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 CARD = "README.md"  # a build's dataset card: YAML header (configs, splice_build) + text

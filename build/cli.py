@@ -63,6 +63,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "splice_eval.leaderboard.command",
         "a leaderboard of scored submissions: init, add, rescore, show, export, serve",
     ),
+    "export-task": (
+        "splice_eval.export.command",
+        "write the files a pull request to lmms-eval adds (self-contained SPLICE task)",
+    ),
     "vlmeval": (
         "splice_eval.toolkits.vlmeval",
         "run VLMEvalKit on SPLICE (its own options passed on)",

@@ -34,7 +34,7 @@ _FROM_METRIC = (
 def __getattr__(name: str) -> Any:
     if name not in _FROM_METRIC:
         raise AttributeError(f"module 'splice_metric' has no attribute {name!r}")
-    return getattr(import_module("splice_metric.splice_metric"), name)
+    return getattr(import_module(".splice_metric", __name__), name)
 
 
 def path() -> str:

@@ -30,7 +30,6 @@ import splice_metric
 from splice_build.atomic import atomic_path
 from splice_build.output.card_reader import read_card
 from splice_eval.run import frame_cache, probes, prompts, sampling
-from splice_eval.scoring import runs as scoring
 from splice_metric.questions import answer_text, read_answer, score_questions
 
 # The YAML's ``generation_kwargs.max_new_tokens`` (``!function utils.MAX_NEW_TOKENS``):
@@ -63,11 +62,16 @@ def default_build() -> Path | None:
 
 
 def dataset_path() -> str:
-    """The absolute build folder (or the Hub id) the tasks load; FileNotFoundError, naming
-    what was looked for, when there is none (never a cached build under the same name)."""
+    """The absolute build folder (or the Hub id) the tasks load: $SPLICE_DATA, else
+    ./splice-data where lmms-eval runs, else the checkout's build; outside a checkout the
+    published dataset (``splice_dataset.PUBLISHED_ID``). In a checkout with no build,
+    FileNotFoundError naming what was looked for (never a cached build under that name)."""
     given = os.environ.get(DATA_ENV, "").strip()
     if not given:
         found = default_build()
+        if found is None and REPO_BUILD is None:
+            # outside a checkout (installed, or exported into lmms-eval): the published data
+            return schema.PUBLISHED_ID
         if found is None:
             looked = [Path.cwd() / schema.DEFAULT_BUILD_DIR, REPO_BUILD]
             raise FileNotFoundError(
@@ -356,10 +360,12 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
 
 
 def score_records(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The SPLICE metric over process_results' records, scored the way ``splice score``
-    scores a run (unparsed answers count as invalid, and apart as unparsed)."""
-    run = scoring.Run({r["video_id"]: r["order"] for r in records})
-    return scoring.score_run(run, {r["video_id"]: r["reference"] for r in records})
+    """The SPLICE metric over process_results' records, scored as ``splice score`` scores
+    an order run (``splice_eval.scoring.runs.score_run``: the metric's ``score`` of every
+    video's parsed order; unparsed answers count as invalid, and apart as unparsed). The
+    metric itself, not the runs module: the exported task (``splice export-task``) carries
+    the metric and nothing of the prediction-file side."""
+    return splice_metric.score([r["order"] for r in records], [r["reference"] for r in records])
 
 
 def _aggregator(name: str):

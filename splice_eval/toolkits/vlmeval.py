@@ -405,7 +405,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # dependencies (models, judges) SPLICE never calls; docs/running-models.md says the same.
 INSTALL_HINT = (
     "pip install ms-vlmeval==0.0.20 (with its dependencies, torch among them), or in a clone "
-    "`make vlmeval-venv` and run .venv-vlmeval/bin/splice vlmeval (docs/running-models.md)"
+    "`make models-venv` and run .venv-models/bin/splice vlmeval (docs/running-models.md)"
 )
 
 
@@ -414,8 +414,21 @@ def require_vlmeval() -> None:
     if importlib.util.find_spec("vlmeval") is None:
         raise UserError(f"VLMEvalKit is not installed: {INSTALL_HINT}")
 
+# ms-vlmeval looks a model's Hub id up through ModelScope unless this is "0" (its
+# `smp.misc.modelscope_flag_set`, default "True"), and ModelScope is not among what it
+# installs: the documented `--model Qwen2-VL-7B-Instruct` failed before loading the model.
+# Set to "0" (Hugging Face's cache and Hub) unless the user chose otherwise.
+MODELSCOPE_ENV = "VLMEVALKIT_USE_MODELSCOPE"
+
+
+def use_hugging_face_hub() -> None:
+    """VLMEvalKit's model lookups through the Hugging Face cache, unless the user set
+    ``$VLMEVALKIT_USE_MODELSCOPE`` themselves."""
+    os.environ.setdefault(MODELSCOPE_ENV, "0")
+
 
 def run(args: argparse.Namespace) -> int:
+    use_hugging_face_hub()
     if args.splice_data:
         os.environ[DATA_ENV] = args.splice_data
     data_source()  # a wrong folder is one line here, not a traceback inside VLMEvalKit

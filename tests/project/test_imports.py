@@ -239,7 +239,7 @@ def test_the_dispatcher_alone_imports_no_heavy_module(argv):
 
 
 # splice_eval/ by role: each folder a role, the top level what every role shares.
-ROLES = ("run", "toolkits", "scoring", "report", "human", "leaderboard")
+ROLES = ("run", "toolkits", "scoring", "report", "human", "leaderboard", "export")
 # what a role's modules never import: scoring reads prediction files whoever wrote them,
 # the report is built on scoring alone (the human run is a prediction file like any other,
 # its model name `predictions.HUMAN_MODEL`), and nothing shared depends on a role above it

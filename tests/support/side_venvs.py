@@ -110,3 +110,12 @@ def vlmeval_python(imports: str = "vlmeval.run, splice_eval.toolkits.vlmeval") -
     return side_venv_python(
         ".venv-models", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "models-venv", imports
     )
+
+
+def torch_python(imports: str = "lmms_eval, torch, torchvision, transformers") -> Path:
+    """``.venv-torch``: torch, torchvision, transformers, lmms-eval and VLMEvalKit WITHOUT this
+    project, the toolkits as a user installs them (the exported tasks' parity tests run
+    them there); once it imports ``imports``."""
+    return side_venv_python(
+        ".venv-torch", "SPLICE_TORCH_PYTHON", "SPLICE_REQUIRE_TORCH", "torch-venv", imports
+    )

@@ -83,12 +83,23 @@ def refuse_model(model: str, exc: BaseException) -> UserError:
 def checkpoint_family(transformers: Any, model: str) -> tuple[str, Family]:
     """``model``'s ``config.json`` ``model_type`` and the family serving it, read with the
     caller's ``transformers`` (this module imports neither it nor torch); a UserError naming
-    ``--model`` when the config cannot be read or the checkpoint is remote code."""
+    ``--model`` when the config cannot be read or the checkpoint is remote code.
+
+    The refusal comes before anything could run the checkpoint's code: ``config.json`` is
+    read as data first (``get_config_dict``), and the config class is then loaded with
+    ``trust_remote_code=False``. ``AutoConfig`` left to decide asked "Do you wish to run the
+    custom code? [y/N]" on the terminal of an InternVL2.5 (remote-code) checkpoint, before
+    our refusal pointing at the '-hf' checkpoints could appear."""
     try:
-        config = transformers.AutoConfig.from_pretrained(model)
+        data, _ = transformers.PretrainedConfig.get_config_dict(model)
     except (OSError, ValueError) as exc:
         raise refuse_model(model, exc) from None
-    model_type = getattr(config, "model_type", "")
+    model_type = str(data.get("model_type") or "")
     if model_type in REMOTE_CODE_TYPES:
         raise UserError(f"--model {model}: {REMOTE_CODE_TYPES[model_type]}")
+    try:
+        config = transformers.AutoConfig.from_pretrained(model, trust_remote_code=False)
+    except (OSError, ValueError) as exc:
+        raise refuse_model(model, exc) from None
+    model_type = getattr(config, "model_type", model_type)
     return model_type, family_of(model_type)

@@ -292,3 +292,33 @@ def test_vlmevalkits_options_pass_through_ours_do_not(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+def test_a_model_named_by_its_hub_id_is_found_without_modelscope(vlmeval_python, tmp_path):
+    """The documented ``--model Qwen2-VL-7B-Instruct``: ms-vlmeval looks its Hub id up through
+    ModelScope unless VLMEVALKIT_USE_MODELSCOPE is "0", and ModelScope is not installed;
+    ``splice vlmeval`` sets it, so the id is found in Hugging Face's cache."""
+    repo = tmp_path / "hf-home" / "hub" / "models--Qwen--Qwen2-VL-7B-Instruct"
+    snapshot = repo / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}", encoding="utf-8")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    code = (
+        "from splice_eval.toolkits.vlmeval import use_hugging_face_hub\n"
+        "from vlmeval.smp import get_cache_path\n"
+        "{}\n"
+        "print('FOUND', get_cache_path('Qwen/Qwen2-VL-7B-Instruct', repo_type='models'))\n"
+    )
+    env = {k: v for k, v in side_venvs.offline_env(tmp_path).items() if "MODELSCOPE" not in k}
+    for call, found in (("pass", "None"), ("use_hugging_face_hub()", str(snapshot))):
+        done = subprocess.run(
+            [str(vlmeval_python), "-c", code.format(call)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("FOUND ")]
+        assert done.returncode == 0 and lines, (done.stdout + done.stderr)[-3000:]
+        assert lines[-1] == f"FOUND {found}", (call, done.stdout[-2000:])

@@ -4,8 +4,9 @@ PYTHONPATH): records what each real lmms-eval model class hands its model's ``ge
 processor's output as the model receives it.
 
 With ``SPLICE_RECORD_GENERATE=<file>`` every ``generate`` call appends one JSON line: the
-prompt's token ids decoded with the special tokens kept, the shape of every tensor argument
-and the values of the Qwen grids (``*_grid_thw``). With ``SPLICE_FORCE_ANSWER=<text>`` the
+prompt's token ids decoded with the special tokens kept, the shape of every tensor argument,
+the sha256 of every floating-point one (the pixels) and the values of the Qwen grids
+(``*_grid_thw``). With ``SPLICE_FORCE_ANSWER=<text>`` the
 real ``generate`` still runs (every input goes through the model), then its new tokens are
 replaced by ``<text>`` followed by the end-of-sequence token: a checkpoint forced to a fixed
 answer, so a test knows what lmms-eval scored.
@@ -13,11 +14,16 @@ answer, so a test knows what lmms-eval scored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
 RECORD = os.environ.get("SPLICE_RECORD_GENERATE")
 FORCE = os.environ.get("SPLICE_FORCE_ANSWER")
+
+
+def _digest(tensor) -> str:
+    return hashlib.sha256(tensor.detach().float().cpu().contiguous().numpy().tobytes()).hexdigest()
 
 
 def _install() -> None:
@@ -45,6 +51,12 @@ def _install() -> None:
                 "max_new_tokens": kwargs.get("max_new_tokens"),
                 "shapes": {
                     k: list(v.shape) for k, v in kwargs.items() if isinstance(v, torch.Tensor)
+                },
+                # what the frames were, not only their size: sha256 of every tensor's bytes
+                "digests": {
+                    k: _digest(v)
+                    for k, v in kwargs.items()
+                    if isinstance(v, torch.Tensor) and v.is_floating_point()
                 },
                 "grids": {
                     k: v.tolist()
