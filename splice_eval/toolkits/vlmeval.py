@@ -414,6 +414,7 @@ def require_vlmeval() -> None:
     if importlib.util.find_spec("vlmeval") is None:
         raise UserError(f"VLMEvalKit is not installed: {INSTALL_HINT}")
 
+
 # ms-vlmeval looks a model's Hub id up through ModelScope unless this is "0" (its
 # `smp.misc.modelscope_flag_set`, default "True"), and ModelScope is not among what it
 # installs: the documented `--model Qwen2-VL-7B-Instruct` failed before loading the model.

@@ -77,14 +77,6 @@ def side_venv_python(
     pytest.skip(f"{problem}; run `make {make_target}` or set {python_env}")
 
 
-def torch_python(imports: str = "torch, torchvision, transformers, lmms_eval") -> Path:
-    """``.venv-torch`` (``make torch-venv``): the toolkits and torch without this project, for
-    a run that must see only what the toolkit's user has."""
-    return side_venv_python(
-        ".venv-torch", "SPLICE_TORCH_PYTHON", "SPLICE_REQUIRE_TORCH", "torch-venv", imports
-    )
-
-
 def models_python() -> Path:
     """``.venv-models`` (``make models-venv``): torch, torchvision and transformers beside the
     project, for ``splice run --backend transformers`` on real model classes."""
