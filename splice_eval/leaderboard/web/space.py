@@ -43,8 +43,6 @@ VENDORED = (
     "splice_eval.leaderboard.store",
     "splice_eval.leaderboard.meta",
     "splice_eval.leaderboard.statistics",
-    "splice_eval.leaderboard.vectors",
-    "splice_eval.leaderboard.videos",
     "splice_eval.leaderboard.submission",
     "splice_eval.leaderboard.index",
     "splice_eval.leaderboard.table",

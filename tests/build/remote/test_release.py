@@ -391,7 +391,20 @@ def test_publish_uploads_the_manifest_the_validator_needs(imported, capsys):
 
     uploaded = {f.path_in_repo for f in plan_upload(imported.out)}
     assert MANIFEST in uploaded and "README.md" in uploaded
-    assert main(["publish", str(imported.out), "--repo-id", "me/splice-release", "--dry-run"]) == 0
+    assert (
+        main(
+            [
+                "publish",
+                str(imported.out),
+                "--repo-id",
+                "me/splice-release",
+                "--dry-run",
+                "--code-url",
+                "https://github.com/me/splice",
+            ]
+        )
+        == 0
+    )
     assert MANIFEST in capsys.readouterr().out
 
 

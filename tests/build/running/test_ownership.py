@@ -412,7 +412,12 @@ def test_a_second_build_on_the_same_folders_is_refused(
                 _build_cmd(annotations, sources, other_out, other_work, "--workers", "1"),
                 capture_output=True, text=True, timeout=120,
             )  # fmt: skip
-            one_line_error(second.returncode, second.stderr, named, "another build")
+            one_line_error(
+                second.returncode,
+                second.stderr,
+                named,
+                "another splice command",
+            )
             assert not other_out.exists() or other_out == out
     finally:
         os.kill(first.pid, signal.SIGCONT)

@@ -273,7 +273,7 @@ def test_without_vlmevalkit_one_line_says_how_to_install_it(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
     assert err.startswith("splice vlmeval: VLMEvalKit is not installed")
-    assert "pip install ms-vlmeval==0.0.20" in err and "make vlmeval-venv" in err
+    assert "pip install ms-vlmeval==0.0.20" in err and "make models-venv" in err
 
 
 def test_vlmevalkits_options_pass_through_ours_do_not(tmp_path):
