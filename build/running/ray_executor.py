@@ -33,6 +33,11 @@ class RayExecutor:
         if not ray.is_initialized():
             if address:
                 check_reachable(address)
+            # Ray's C++ core logs to the driver's stderr; after Ctrl-C, workers that took the
+            # terminal's SIGINT make it print "Failed to push error to driver" below the
+            # build's one interrupted line. Task failures reach us as Python exceptions, so
+            # only its fatal lines are kept (unless the user chose a level).
+            os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
             try:
                 ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             except ConnectionError as exc:  # it answered, but is not a Ray cluster we can join
