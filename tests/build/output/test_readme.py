@@ -3,6 +3,7 @@ manual is in docs/, one file per topic, linked from the README's "Using this rep
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -116,7 +117,13 @@ def test_make_demo_and_the_readme_say_where_the_splice_command_lives() -> None:
     import subprocess
 
     done = subprocess.run(
-        ["make", "-n", "demo", "VENV=.venv"], cwd=REPO, capture_output=True, text=True, timeout=60
+        ["make", "-n", "--no-print-directory", "demo", "VENV=.venv"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        # not the outer `make test`'s flags (under it, make -n says "Leaving directory")
+        env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")},
     )
     assert done.returncode == 0, done.stderr
     last = done.stdout.strip().splitlines()[-1]
