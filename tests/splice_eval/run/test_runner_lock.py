@@ -22,7 +22,17 @@ def test_a_second_run_on_one_out_is_refused_naming_the_first(demo_build, tmp_pat
     out = tmp_path / "both.jsonl"
     with FakeOpenAIServer(lambda request: Reply(stall=True)) as server:
         first = subprocess.Popen(
-            [sys.executable, "-m", "splice_build.cli", "run", *_argv(demo_build, server.url, out)],
+            # one request at a time: a stalled one is all the first asks, so any other is the
+            # second's
+            [
+                sys.executable,
+                "-m",
+                "splice_build.cli",
+                "run",
+                *_argv(demo_build, server.url, out),
+                "--concurrency",
+                "1",
+            ],  # fmt: skip
             cwd=REPO,
             env={**os.environ, "OPENAI_API_KEY": SECRET},
             stdout=subprocess.DEVNULL,
