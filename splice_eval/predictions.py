@@ -129,6 +129,20 @@ def describe_metadata(metadata: dict[str, Any] | None) -> str:
 
 _SHOWN_FIRST = {"producer": 0, "model": 1, "config": 2, "endpoint": 3}
 
+# The toolkits whose files carry no metadata line, named as their rows show them.
+LMMS_EVAL, VLMEVALKIT = "lmms-eval", "VLMEvalKit"
+
+
+def producer_of(path: str | Path) -> str:
+    """What wrote a file without a metadata line, as its rows show: VLMEvalKit's result
+    tables, lmms-eval's ``--log_samples`` lines (a ``doc_id`` beside the task's record);
+    "" when neither (a file the user made)."""
+    path = Path(path)
+    if is_table(path):
+        return VLMEVALKIT
+    first = next(iter_located(path), None)
+    return LMMS_EVAL if first is not None and LMMS_DOC_ID in first[1].extra else ""
+
 
 def read_metadata(path: str | Path) -> dict[str, Any] | None:
     """The file's metadata line, or None when it has none (VLMEvalKit's tables never do)."""

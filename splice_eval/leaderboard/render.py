@@ -107,8 +107,13 @@ def _number(text: str) -> bool:
     return True
 
 
-def csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    """Every column, raw values and intervals, one row per entry."""
+# A CSV has no place above its header for the note every view shows while scores come from
+# another metric version: each row carries it in this last column (empty on a fresh board).
+NOTE_COLUMN = "board_note"
+
+
+def csv_text(board: Board, rows: Sequence[dict[str, Any]]) -> str:
+    """Every column, raw values and intervals, one row per entry, and the board's note."""
     names = []
     for c in col.COLUMNS:
         names.append(c.name)
@@ -116,9 +121,11 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
             names += list(col.interval_keys(c.name))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(names)
+    writer.writerow([*names, NOTE_COLUMN])
+    note = _clean(" ".join(board.notes))
     for row in rows:
-        writer.writerow([_csv_safe("" if row.get(n) is None else str(row.get(n))) for n in names])
+        cells = ["" if row.get(n) is None else str(row.get(n)) for n in names]
+        writer.writerow([_csv_safe(c) for c in [*cells, note]])
     return out.getvalue()
 
 
@@ -181,7 +188,7 @@ def export(
     if fmt == "md":
         return markdown(board, rows, config)
     if fmt == "csv":
-        return csv_text(rows)
+        return csv_text(board, rows)
     if fmt == "html":
         return html_page(board, rows, config)
     return json.dumps(json_document(board, config, metric), indent=1, ensure_ascii=False) + "\n"

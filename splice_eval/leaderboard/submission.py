@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+import splice_dataset as sd
 import splice_formats
 from splice_build.errors import UserError
 from splice_eval.leaderboard import columns as col
@@ -135,7 +136,6 @@ def score_files(
     ``shown_names``: how messages name them). Refused (UserError, one line): another
     build's answers, a video answered twice (duplicate or contradicting rows), several
     models, missing videos without ``allow_partial``."""
-    from splice_eval.leaderboard import meta as meta_mod
     from splice_eval.scoring.probe_effects import per_video
     from splice_eval.scoring.runs import NO_PROBE, read_runs
     from splice_metric import metric_version
@@ -153,10 +153,7 @@ def score_files(
             f"({', '.join(map(repr, models[:4]))}); one entry is one model: add each model's "
             "files apart"
         )
-    metadata = next((s.metadata for r in runs for s in r.sources if s.metadata), None)
-    provenance = meta_mod.provenance(metadata, submitted, meta_name)
-    if not provenance.model:
-        provenance = Provenance(**{**asdict(provenance), "model": models[0]})
+    provenance = _provenance(runs, submitted, meta_name, models[0])
     main = [r for r in runs if r.format == splice_formats.ORDER and r.probe == NO_PROBE]
     if not main:
         raise UserError(
@@ -167,6 +164,12 @@ def score_files(
     blocks: dict[str, dict[str, Any]] = {}
     raw_vectors: dict[str, dict[str, np.ndarray]] = {}
     for run in main:
+        if run.config not in sd.CONFIGS:  # ranked per config: an entry of none is seen by none
+            raise UserError(
+                f"{_named(run, files, shown_names)}: config {run.config or 'not stated'}: "
+                f"expected one of {', '.join(sd.CONFIGS)} (a 'config' field on each row or "
+                "in the metadata line)"
+            )
         answered = sum(v in run.orders for v in refs)
         coverage = answered / len(refs)
         if answered < len(refs) and not allow_partial:
@@ -204,6 +207,24 @@ def score_files(
         "notes": notes,
         "configs": blocks,
     }
+
+
+def _provenance(
+    runs: Sequence[Any], submitted: Mapping[str, Any], meta_name: str, model: str
+) -> Provenance:
+    """The first metadata line's values, completed by the submitted ones. A toolkit's file
+    has no metadata line: its rows say which toolkit wrote it (``producer_of``)."""
+    from splice_eval.leaderboard import meta as meta_mod
+    from splice_eval.predictions import producer_of  # (the Space's copy has no readers)
+
+    metadata = next((s.metadata for r in runs for s in r.sources if s.metadata), None)
+    if metadata is None:
+        producer = next(filter(None, (producer_of(s.file) for r in runs for s in r.sources)), "")
+        metadata = {"producer": producer} if producer else None
+    provenance = meta_mod.provenance(metadata, submitted, meta_name)
+    if not provenance.model:
+        provenance = Provenance(**{**asdict(provenance), "model": model})
+    return provenance
 
 
 def _extras(

@@ -208,11 +208,19 @@ def test_rescore_reports_changes_and_clears_stale_note(board, capsys):
     assert any("0ld" in n and "rescore" in n for n in notes)
     assert main(["leaderboard", "export", "--board", str(board), "--format", "md"]) == 0
     assert "rescore" in capsys.readouterr().out
+    # a CSV has no room above its header: every row carries the note, and its own version
+    assert main(["leaderboard", "export", "--board", str(board), "--format", "csv"]) == 0
+    rows = {r["slug"]: r for r in csv.DictReader(capsys.readouterr().out.splitlines())}
+    assert rows["identity-baseline"]["metric_version"] == "0ld"
+    assert all("rescore" in r["board_note"] for r in rows.values())
     assert main(["leaderboard", "rescore", "--board", str(board), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "identity-baseline video binary_accuracy: 0.9900 ->" in out
     assert "random-exact video binary_accuracy: 0.9900 ->" in out
     assert _show(board, capsys=capsys)["notes"] == []
+    assert main(["leaderboard", "export", "--board", str(board), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
+    assert rows and all(r["board_note"] == "" for r in rows)
 
 
 def test_export_escapes_names(board, demo_build, tmp_path, capsys):
@@ -275,3 +283,38 @@ def test_concurrent_adds_are_serialized(board, demo_build, tmp_path, capsys):
     index = json.loads((board / "index.json").read_text())
     assert {"c0", "c1"} <= {e["slug"] for e in index["entries"]}
     assert read_metadata(files[0])["model"] == "c0" and len(read_predictions(files[0])) > 0
+
+
+def test_toolkit_files_without_a_metadata_line_are_labelled_by_their_rows(
+    board, demo_build, tmp_path, capsys
+):
+    """lmms-eval's --log_samples lines and VLMEvalKit's result tables carry no metadata
+    line: the entry's toolkit is what the file's rows show, and a meta.yaml that says
+    otherwise is refused."""
+    refs = read_answers(demo_build).references
+    build_id = read_card(demo_build).build_id
+    lines = []
+    for doc_id, (video, order) in enumerate(refs.items()):
+        record = {"video_id": video, "config": "video", "raw_output": "x", "order": list(order)}
+        record |= {"reference": list(order), "build_id": build_id}
+        lines.append(json.dumps({"doc_id": doc_id, "resps": [["x"]], "binary_accuracy": record}))
+    samples = tmp_path / "20261205_samples_splice_video.jsonl"
+    samples.write_text("\n".join(lines) + "\n")
+    table = tmp_path / "tiny_SPLICE_video_text_1fps.tsv"
+    rows = [f"{k}\t{v}\tvideo_text\t{json.dumps(list(o))}\t<order>x</order>" for k, (v, o) in
+            enumerate(refs.items())]  # fmt: skip
+    table.write_text("index\tvideo\tconfig\tanswer\tprediction\n" + "\n".join(rows) + "\n")
+    unstated = tmp_path / "unstated.tsv"  # no config column: no config's table shows it
+    unstated.write_text(table.read_text().replace("\tvideo_text\t", "\t\t"))
+    before = _state(board)
+    assert main(["leaderboard", "add", str(unstated), "--board", str(board)]) == 2
+    err = capsys.readouterr().err
+    assert "unstated.tsv" in err and "config not stated" in err and _state(board) == before
+    (tmp_path / "lie.yaml").write_text("toolkit: splice run\n")
+    lie = ["--meta", str(tmp_path / "lie.yaml")]
+    assert main(["leaderboard", "add", str(samples), "--board", str(board), *lie]) == 2
+    assert "contradicts the prediction file's 'lmms-eval'" in capsys.readouterr().err
+    for path, name, toolkit in ((samples, "l", "lmms-eval"), (table, "v", "VLMEvalKit")):
+        assert main(["leaderboard", "add", str(path), "--board", str(board), "--name", name]) == 0
+        entries = {e["name"]: e for e in _show(board, capsys=capsys)["entries"]}
+        assert entries[name]["provenance"]["toolkit"] == toolkit
