@@ -105,7 +105,7 @@ def config_block(
 
 
 def _check_build(runs: Sequence[Any], videos: BoardVideos, board: Path) -> list[str]:
-    from splice_eval.scoring.runs import short_id
+    from splice_eval.scoring.build_checks import short_id
 
     notes = []
     for source in {s.file: s for run in runs for s in run.sources}.values():

@@ -45,7 +45,8 @@ from splice_eval.report.numbers import (
     score_videos,
 )
 from splice_eval.scoring import question_scores
-from splice_eval.scoring.runs import PREDICTIONS_HELP, add_allow_other_build, check_builds
+from splice_eval.scoring.build_checks import add_allow_other_build, check_builds
+from splice_eval.scoring.runs import PREDICTIONS_HELP
 
 __all__ = [  # the report's public names, wherever they live
     "ADJACENCY_MIN_CLIPS",
@@ -73,7 +74,7 @@ def write_report(
     allow_other_build: bool = False,
 ) -> Path:
     """Score the files against the build (another build's refused unless ``allow_other_build``:
-    `runs.check_builds`); write report.md, report.json and PNG figures (``paper``: the
+    `build_checks.check_builds`); write report.md, report.json and PNG figures (``paper``: the
     paper's rows beside the report's own, runs named by ``aliases``)."""
     out = Path(out)
     meta = read_meta(build)

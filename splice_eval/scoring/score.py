@@ -24,6 +24,7 @@ from splice_eval import data_source
 from splice_eval.builddata import NotABuild, read_meta
 from splice_eval.predictions import describe_metadata
 from splice_eval.scoring import question_scores
+from splice_eval.scoring.build_checks import add_allow_other_build, check_builds
 from splice_eval.scoring.probe_effects import ProbeComparison, compare_runs, sentence
 from splice_eval.scoring.runs import (
     LEFT_OUT_SHOWN,
@@ -31,8 +32,6 @@ from splice_eval.scoring.runs import (
     PREDICTIONS_HELP,
     OrdersFromRaw,
     Run,
-    add_allow_other_build,
-    check_builds,
     invalid_counts,
     left_out_words,
     not_in_build,
