@@ -47,6 +47,7 @@ from splice_eval.run.frame_cache import cache_key
 from splice_eval.run.sampling import FrameSpec
 from splice_eval.scoring import score
 from splice_eval.scoring.runs import read_runs
+from splice_eval.toolkits.vlmeval_clips import scaled_clip
 
 # The data the class reads: a built folder or a Hub id, from --splice-data or this variable
 # (the lmms-eval task's too), else the folder `splice demo` writes.
@@ -169,8 +170,8 @@ def message(row: dict[str, Any], config: str, frames: FrameSpec | None, video_ll
     items = [{"type": "text", "value": prompt.text + "\n"}]
     for clip in prompt.clips if config != "text" else ():
         items.append({"type": "text", "value": clip.heading + "\n"})
-        if video_llm or frames is None:
-            items.append({"type": "video", "value": clip.clip})
+        if video_llm or frames is None:  # at most the paper's 448 px (vlmeval_clips)
+            items.append({"type": "video", "value": scaled_clip(clip.clip, media_root())})
         else:
             items += [{"type": "image", "value": p} for p in frame_files(clip.clip, frames)]
     return items
