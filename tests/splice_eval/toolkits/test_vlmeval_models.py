@@ -68,6 +68,11 @@ INSTEAD = (
     "serve it behind an OpenAI-compatible endpoint (vLLM, SGLang, LMDeploy) and use "
     "`--base-url`, or `splice run --backend transformers` on its transformers checkpoint"
 )
+QWEN_MEASURED = (
+    "each label followed by its own clip, at the variant's 1 fps (qwen-vl-utils: an even "
+    "count, at least 4) or 16 frames, long side at most 448 px (the dataset class writes "
+    "clips for video classes at 448 px: a build's 796x448 clip reached it at 784x448)"
+)
 CASES = (
     Case(
         "qwen2_vl",
@@ -76,7 +81,7 @@ CASES = (
         (),
         "video",
         IN_PLACE,
-        "each label followed by its own clip, at the variant's 1 fps or 16 frames",
+        QWEN_MEASURED,
         "usable (the class needs a CUDA GPU and flash-attention 2)",
     ),
     Case(
@@ -86,9 +91,15 @@ CASES = (
         (),
         "video",
         IN_PLACE,
-        "each label followed by its own clip, at the variant's 1 fps or 16 frames",
-        "usable (the class needs a CUDA GPU and flash-attention 2)",
-        paper_times=True,
+        QWEN_MEASURED,
+        "usable (the class needs a CUDA GPU and flash-attention 2); its time positions are "
+        "not the clip's: each 2-frame step is given as 1/12 s (`second_per_grid_ts` 0.083 "
+        "at 1 fps and 16 frames alike; a 3 s clip spans 0.17 s), since the class calls "
+        "qwen-vl-utils without `return_video_kwargs` and hands the processor no fps, which "
+        "then assumes 24 fps; a dataset item carries only a path, so no SPLICE setting can "
+        "reach it: for the paper's time positions use `splice run --backend transformers` "
+        "or the lmms-eval task",
+        paper_times=False,
     ),
     Case(
         "internvl_chat",
