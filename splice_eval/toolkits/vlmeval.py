@@ -11,7 +11,8 @@ A SPLICE row holds several clips, and VLMEvalKit's frame saver assumes one
 ``<root>/<video>.mp4`` per row, so the class writes and samples the clips itself: each clip
 once under ``$LMUData/SPLICE/clips``, named by the sha256 of its bytes (a name says nothing
 about the order), and, for a model that takes images, its frames sampled by
-``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
+``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``; a model that takes videos gets
+each clip at most 448 px on its longer side (``vlmeval_clips``). The prompt is the paper's
 (``prompts.build_prompt``): the instruction, then each "Video k[: caption]" label followed by
 its clip or its frames, every text piece ending with a newline so that a model class that
 glues text pieces together still separates the labels.
