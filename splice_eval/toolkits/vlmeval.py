@@ -11,7 +11,8 @@ A SPLICE row holds several clips, and VLMEvalKit's frame saver assumes one
 ``<root>/<video>.mp4`` per row, so the class writes and samples the clips itself: each clip
 once under ``$LMUData/SPLICE/clips``, named by the sha256 of its bytes (a name says nothing
 about the order), and, for a model that takes images, its frames sampled by
-``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``. The prompt is the paper's
+``splice_eval.run.sampling`` under ``$LMUData/SPLICE/frames``; a model that takes videos gets
+each clip at most 448 px on its longer side (``vlmeval_clips``). The prompt is the paper's
 (``prompts.build_prompt``): the instruction, then each "Video k[: caption]" label followed by
 its clip or its frames, every text piece ending with a newline so that a model class that
 glues text pieces together still separates the labels.
@@ -47,6 +48,7 @@ from splice_eval.run.frame_cache import cache_key
 from splice_eval.run.sampling import FrameSpec
 from splice_eval.scoring import score
 from splice_eval.scoring.runs import read_runs
+from splice_eval.toolkits.vlmeval_clips import scaled_clip
 
 # The data the class reads: a built folder or a Hub id, from --splice-data or this variable
 # (the lmms-eval task's too), else the folder `splice demo` writes.
@@ -169,8 +171,8 @@ def message(row: dict[str, Any], config: str, frames: FrameSpec | None, video_ll
     items = [{"type": "text", "value": prompt.text + "\n"}]
     for clip in prompt.clips if config != "text" else ():
         items.append({"type": "text", "value": clip.heading + "\n"})
-        if video_llm or frames is None:
-            items.append({"type": "video", "value": clip.clip})
+        if video_llm or frames is None:  # at most the paper's 448 px (vlmeval_clips)
+            items.append({"type": "video", "value": scaled_clip(clip.clip, media_root())})
         else:
             items += [{"type": "image", "value": p} for p in frame_files(clip.clip, frames)]
     return items

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 import splice_dataset as schema
+from splice_dataset import PAPER_LONG_SIDE
 from splice_eval.builddata import iter_rows
 from splice_eval.run import prompts
 from splice_eval.run.sampling import sample_frames
@@ -38,6 +39,7 @@ from tests.support.paths import REPO, SUPPORT
 PROBE = SUPPORT / "vlmeval_models_probe.py"
 RECORDER = SUPPORT / "lmms_record"
 DATASETS = ("SPLICE_video_text_1fps", "SPLICE_video_16frame")
+PATCH = 14  # Qwen's vision patch: a grid's h and w count patches of 14 px
 IN_PLACE = "in place"  # each "Video k" label followed by its own clip (or frames), in order
 FRAMES_FIRST = "frames first"  # every frame before the prompt's text, the labels after them
 REFUSED = "refused"  # no answer: the class raises, `splice vlmeval` exits 1
@@ -57,11 +59,19 @@ class Case:
     measured: str  # what the test measured, as the docs say it
     todo: str  # what a user should do
     error: str = ""  # REFUSED: the error VLMEvalKit logs
+    paper_size: bool = True  # a video's frames reach the model with a long side <= 448 px
+    # Qwen2.5-VL's second_per_grid_ts match each clip's real seconds (None: no such input)
+    paper_times: bool | None = None
 
 
 INSTEAD = (
     "serve it behind an OpenAI-compatible endpoint (vLLM, SGLang, LMDeploy) and use "
     "`--base-url`, or `splice run --backend transformers` on its transformers checkpoint"
+)
+QWEN_MEASURED = (
+    "each label followed by its own clip, at the variant's 1 fps (qwen-vl-utils: an even "
+    "count, at least 4) or 16 frames, long side at most 448 px (the dataset class writes "
+    "clips for video classes at 448 px: a build's 796x448 clip reached it at 784x448)"
 )
 CASES = (
     Case(
@@ -71,7 +81,7 @@ CASES = (
         (),
         "video",
         IN_PLACE,
-        "each label followed by its own clip, at the variant's 1 fps or 16 frames",
+        QWEN_MEASURED,
         "usable (the class needs a CUDA GPU and flash-attention 2)",
     ),
     Case(
@@ -81,8 +91,15 @@ CASES = (
         (),
         "video",
         IN_PLACE,
-        "each label followed by its own clip, at the variant's 1 fps or 16 frames",
-        "usable (the class needs a CUDA GPU and flash-attention 2)",
+        QWEN_MEASURED,
+        "usable (the class needs a CUDA GPU and flash-attention 2); its time positions are "
+        "not the clip's: each 2-frame step is given as 1/12 s (`second_per_grid_ts` 0.083 "
+        "at 1 fps and 16 frames alike; a 3 s clip spans 0.17 s), since the class calls "
+        "qwen-vl-utils without `return_video_kwargs` and hands the processor no fps, which "
+        "then assumes 24 fps; a dataset item carries only a path, so no SPLICE setting can "
+        "reach it: for the paper's time positions use `splice run --backend transformers` "
+        "or the lmms-eval task",
+        paper_times=False,
     ),
     Case(
         "internvl_chat",
@@ -252,6 +269,15 @@ def qwen_frames(row: dict, dataset: str) -> list[int]:
     return [max(4, 2 * math.floor(d / 2)) for d in row[schema.CLIP_DURATIONS]]
 
 
+def qwen_seconds_per_grid(row: dict, dataset: str) -> list[float]:
+    """The clip seconds each temporal grid step (2 frames) stands for, from the clip's real
+    duration: Qwen2.5-VL's ``second_per_grid_ts`` when its time positions are the clip's."""
+    return [
+        2 * d / n
+        for d, n in zip(row[schema.CLIP_DURATIONS], qwen_frames(row, dataset), strict=True)
+    ]
+
+
 def sampled_frames(row: dict, dataset: str) -> list[int]:
     """Frames per clip the dataset class sends an image model: ``sample_frames`` at the
     variant's setting."""
@@ -290,6 +316,16 @@ def test_vlmeval_class_gives_the_family_what_the_table_says(case, runs, rows):
             grids = record["grids"]["video_grid_thw"]
             assert [t * 2 for t, _, _ in grids] == qwen_frames(row, dataset), (dataset, grids)
             assert "image_grid_thw" not in record["grids"]
+            sizes = {(h * PATCH, w * PATCH) for _, h, w in grids}
+            assert (max(max(hw) for hw in sizes) <= PAPER_LONG_SIDE) == case.paper_size, sizes
+            if case.paper_times is not None:
+                seconds = record["second_per_grid_ts"]
+                real = qwen_seconds_per_grid(row, dataset)
+                assert (seconds == pytest.approx(real, rel=0.02)) == case.paper_times, (
+                    dataset,
+                    seconds,
+                    real,
+                )
         else:
             assert len(re.findall(block, turn)) == sum(sampled_frames(row, dataset)), dataset
         if in_place(turn, block, headings):

@@ -6,7 +6,8 @@ processor's output as the model receives it.
 With ``SPLICE_RECORD_GENERATE=<file>`` every ``generate`` call appends one JSON line: the
 prompt's token ids decoded with the special tokens kept, the shape of every tensor argument,
 the sha256 of every floating-point one (the pixels) and the values of the Qwen grids
-(``*_grid_thw``). With ``SPLICE_FORCE_ANSWER=<text>`` the
+(``*_grid_thw``) and Qwen2.5-VL's ``second_per_grid_ts`` (the seconds each temporal grid
+step stands for: the time positions the model gets). With ``SPLICE_FORCE_ANSWER=<text>`` the
 real ``generate`` still runs (every input goes through the model), then its new tokens are
 replaced by ``<text>`` followed by the end-of-sequence token: a checkpoint forced to a fixed
 answer, so a test knows what lmms-eval scored.
@@ -24,6 +25,13 @@ FORCE = os.environ.get("SPLICE_FORCE_ANSWER")
 
 def _digest(tensor) -> str:
     return hashlib.sha256(tensor.detach().float().cpu().contiguous().numpy().tobytes()).hexdigest()
+
+
+def _values(value) -> list[float] | None:
+    """A tensor or list argument as plain floats (None when the call had none)."""
+    if value is None:
+        return None
+    return [float(x) for x in (value.tolist() if hasattr(value, "tolist") else value)]
 
 
 def _install() -> None:
@@ -63,6 +71,7 @@ def _install() -> None:
                     for k, v in kwargs.items()
                     if k.endswith("grid_thw") and isinstance(v, torch.Tensor)
                 },
+                "second_per_grid_ts": _values(kwargs.get("second_per_grid_ts")),
             }
             with open(RECORD, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
