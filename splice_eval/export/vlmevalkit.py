@@ -12,12 +12,12 @@ restates the class, a prompt, a parse or a metric.
 
 from __future__ import annotations
 
+from splice_eval.export import vendor
 from splice_eval.export.vendor import (
     ExportedFile,
     header,
     relative_source,
     rewrite_imports,
-    source_file,
     vendored_files,
     vendored_modules,
 )
@@ -89,7 +89,7 @@ def register_patch(class_name: str, variants: list[str]) -> str:
 def exported_class(published: str) -> str:
     """The class module as VLMEvalKit's ``vlmeval/dataset/splice.py``: read now (so it
     carries whatever the product's class does), its project imports pointed at ``LIB``."""
-    path = source_file(SOURCE_MODULE)
+    path = vendor.source_file(SOURCE_MODULE)
     where = relative_source(path)
     body = rewrite_imports(path.read_text(encoding="utf-8"), LIB, where)
     return header(where, COMMAND) + body
@@ -100,7 +100,7 @@ def export_files(published: str) -> list[ExportedFile]:
     of its registries (``PATCH_FILE``, beside them)."""
     from splice_eval.toolkits import vlmeval
 
-    source = source_file(SOURCE_MODULE).read_text(encoding="utf-8")
+    source = vendor.source_file(SOURCE_MODULE).read_text(encoding="utf-8")
     modules = vendored_modules(source, SOURCE_MODULE)
     files = [ExportedFile(DATASET_FILE, exported_class(published))]
     files += vendored_files(modules, LIB, LIB_FOLDER, COMMAND)
