@@ -4,7 +4,7 @@ is written) gets the exported files and the registries' patch (``git apply``), a
 VLMEvalKit's own ``run.main()`` runs every variant with a real model class (``Qwen2VLChat``)
 on a tiny Qwen2.5-VL checkpoint (tests/support/tiny_checkpoints.py), forced to one answer.
 The product's ``splice vlmeval`` runs the same way from the checkout. What the model received
-(tests/support/lmms_record: prompt tokens and grids, call by call) is the same, and every
+(tests/support/lmms_record: prompt tokens, grids and pixels' digests, call by call) is the same, and every
 variant's scores are the product's and what ``splice score`` gives the same answers.
 
 The data is the first two demo videos (``subset_build(2)``): each variant loads the model
@@ -122,6 +122,7 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
 
     assert len(records) == len(product_records) > 0
     assert list(map(without_pixels, records)) == list(map(without_pixels, product_records))
+    assert records == product_records  # the pixels too
     assert any("<|video_pad|>" in r["prompt"] for r in records)
     assert any("<|image_pad|>" not in r["prompt"] for r in records)
 
