@@ -4,8 +4,9 @@ is written) gets the exported files and the registries' patch (``git apply``), a
 VLMEvalKit's own ``run.main()`` runs every variant with a real model class (``Qwen2VLChat``)
 on a tiny Qwen2.5-VL checkpoint (tests/support/tiny_checkpoints.py), forced to one answer.
 The product's ``splice vlmeval`` runs the same way from the checkout. What the model received
-(tests/support/lmms_record: prompt tokens, grids and pixels' digests, call by call) is the same, and every
-variant's scores are the product's and what ``splice score`` gives the same answers.
+(tests/support/lmms_record: prompt tokens, grids and pixels' digests, call by call) is the
+same, and every variant's scores are the product's and what ``splice score`` gives the same
+answers.
 
 The data is the first two demo videos (``subset_build(2)``): each variant loads the model
 again (one run per variant, as ``splice vlmeval`` runs them), so a row more adds minutes.
@@ -25,7 +26,6 @@ from splice_build.cli import main as splice_main
 from splice_eval.export import vlmevalkit
 from splice_eval.export.command import files_for, write_files
 from splice_eval.toolkits.vlmeval import VARIANTS
-from tests.splice_eval.export.test_lmms_eval import qwen_checkpoint, torch_env  # noqa: F401
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package
@@ -42,7 +42,7 @@ def exported(tmp_path_factory) -> Path:
     return out
 
 
-def overlay(torch_env: Path, exported: Path, root: Path) -> Path:  # noqa: F811
+def overlay(torch_env: Path, exported: Path, root: Path) -> Path:
     """A copy of the installed vlmeval with the export in it and the patch applied."""
     installed = installed_package(torch_env, "vlmeval")
     shutil.copytree(installed, root / "vlmeval", symlinks=True)
@@ -88,9 +88,9 @@ def scores_of(outputs: Path, name: str) -> tuple[dict, Path]:
 
 
 def test_exported_class_gives_the_model_and_the_scores_of_the_products(
-    torch_env,  # noqa: F811
+    torch_env,
     exported,
-    qwen_checkpoint,  # noqa: F811
+    qwen_checkpoint,
     subset_build,
     tmp_path,
 ):
