@@ -86,7 +86,7 @@ def register_patch(class_name: str, variants: list[str]) -> str:
     )
 
 
-def exported_class(published: str) -> str:
+def exported_class() -> str:
     """The class module as VLMEvalKit's ``vlmeval/dataset/splice.py``: read now (so it
     carries whatever the product's class does), its project imports pointed at ``LIB``."""
     path = vendor.source_file(SOURCE_MODULE)
@@ -102,7 +102,7 @@ def export_files(published: str) -> list[ExportedFile]:
 
     source = vendor.source_file(SOURCE_MODULE).read_text(encoding="utf-8")
     modules = vendored_modules(source, SOURCE_MODULE)
-    files = [ExportedFile(DATASET_FILE, exported_class(published))]
+    files = [ExportedFile(DATASET_FILE, exported_class())]
     files += vendored_files(modules, LIB, LIB_FOLDER, COMMAND)
     patch = register_patch(vlmeval.NAME, list(vlmeval.VARIANTS))
     files.append(
