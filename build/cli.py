@@ -65,10 +65,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export-task": (
         "splice_eval.export.command",
-        "write the files a pull request to lmms-eval adds (self-contained SPLICE task)",
+        "write the files a pull request to lmms-eval or VLMEvalKit adds (self-contained SPLICE)",
     ),
     "vlmeval": (
-        "splice_eval.toolkits.vlmeval",
+        "splice_eval.toolkits.vlmeval_command",
         "run VLMEvalKit on SPLICE (its own options passed on)",
     ),
 }

@@ -1,8 +1,8 @@
 """``splice export-task TOOLKIT --out DIR``: write the files a toolkit's pull request adds.
 
-Each toolkit has its module (``lmms_eval``); ``vendor`` copies the product's modules they
-run. The files land under ``DIR`` at their paths in the toolkit's repository, so ``DIR`` is
-what the pull request adds (``docs/upstream.md``)."""
+Each toolkit has its module (``lmms_eval``, ``vlmevalkit``); ``vendor`` copies the product's
+modules they run. The files land under ``DIR`` at their paths in the toolkit's repository,
+so ``DIR`` is what the pull request adds (``docs/upstream.md``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, disk_error
 from splice_eval.export.vendor import ExportedFile
 
-TOOLKITS = ("lmms-eval",)
+TOOLKITS = ("lmms-eval", "vlmevalkit")
 
 
 def files_for(toolkit: str, published: str = schema.PUBLISHED_ID) -> list[ExportedFile]:
@@ -23,6 +23,10 @@ def files_for(toolkit: str, published: str = schema.PUBLISHED_ID) -> list[Export
         from splice_eval.export import lmms_eval
 
         return lmms_eval.export_files(published)
+    if toolkit == "vlmevalkit":
+        from splice_eval.export import vlmevalkit
+
+        return vlmevalkit.export_files(published)
     raise UserError(f"export-task: unknown toolkit {toolkit!r} (one of {', '.join(TOOLKITS)})")
 
 
@@ -44,9 +48,10 @@ def write_files(files: list[ExportedFile], out: Path) -> list[Path]:
 def owned_folders(toolkit: str) -> tuple[str, ...]:
     """The folders of the toolkit's repository the export alone writes (a file there that a
     fresh export lacks is left over from an older one)."""
-    from splice_eval.export import lmms_eval
+    from splice_eval.export import lmms_eval, vlmevalkit
 
-    return {"lmms-eval": (lmms_eval.TASK_FOLDER,)}.get(toolkit, ())
+    owned = {"lmms-eval": (lmms_eval.TASK_FOLDER,), "vlmevalkit": (vlmevalkit.LIB_FOLDER,)}
+    return owned.get(toolkit, ())
 
 
 def stale_files(files: list[ExportedFile], out: Path, owned: tuple[str, ...] = ()) -> list[str]:

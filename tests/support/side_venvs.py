@@ -97,7 +97,7 @@ def lmms_python(imports: str = "lmms_eval") -> Path:
     )
 
 
-def vlmeval_python(imports: str = "vlmeval.run, splice_eval.toolkits.vlmeval") -> Path:
+def vlmeval_python(imports: str = "vlmeval.run, splice_eval.toolkits.vlmeval_command") -> Path:
     """``.venv-models`` with VLMEvalKit (``ms-vlmeval``); once it imports ``imports``."""
     return side_venv_python(
         ".venv-models", "SPLICE_VLMEVAL_PYTHON", "SPLICE_REQUIRE_VLMEVAL", "models-venv", imports

@@ -29,8 +29,7 @@ from splice_eval.export import lmms_eval
 from splice_eval.export.command import files_for, write_files
 from tests.splice_eval.toolkits.test_lmms_models import CASES, CPU
 from tests.support.paths import REPO, SUPPORT
-from tests.support.side_venvs import checkout_pythonpath, torch_python
-from tests.support.tiny_checkpoints import PRINTED
+from tests.support.side_venvs import checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package, overlay_package
 
 RECORDER = SUPPORT / "lmms_record"
@@ -41,45 +40,10 @@ QUESTION_METRICS = ("accuracy", "chance", "unparsed_rate", "invalid_rate")
 
 
 @pytest.fixture(scope="module")
-def torch_env() -> Path:
-    python = torch_python()
-    alone = subprocess.run(
-        [str(python), "-c", "import splice_dataset"],
-        capture_output=True,
-        env={},
-        cwd="/",  # not the checkout, whose modules a python started there imports
-        timeout=300,
-    )
-    assert alone.returncode != 0, "the toolkit venv must not have this project installed"
-    return python
-
-
-@pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("lmms-export")
     write_files(files_for("lmms-eval"), out)
     return out
-
-
-@pytest.fixture(scope="module")
-def qwen_checkpoint(torch_env, tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("tiny-qwen")
-    proc = subprocess.run(
-        [
-            str(torch_env),
-            str(SUPPORT / "tiny_checkpoints.py"),
-            str(root),
-            "--toolkit",
-            "qwen2_5_vl",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HF_HOME": str(root / "hf")},
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(PRINTED + " ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return json.loads(lines[-1].split(" ", 1)[1])["qwen2_5_vl"]["path"]
 
 
 def task_names(exported: Path) -> list[str]:

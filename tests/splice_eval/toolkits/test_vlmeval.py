@@ -305,7 +305,7 @@ def test_a_model_named_by_its_hub_id_is_found_without_modelscope(vlmeval_python,
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
     code = (
-        "from splice_eval.toolkits.vlmeval import use_hugging_face_hub\n"
+        "from splice_eval.toolkits.vlmeval_command import use_hugging_face_hub\n"
         "from vlmeval.smp import get_cache_path\n"
         "{}\n"
         "print('FOUND', get_cache_path('Qwen/Qwen2-VL-7B-Instruct', repo_type='models'))\n"

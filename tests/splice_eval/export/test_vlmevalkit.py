@@ -1,0 +1,141 @@
+"""The exported VLMEvalKit class against the product's, in VLMEvalKit installed WITHOUT this
+project (``.venv-torch``): a copy of the installed ``vlmeval`` package (nothing in the venv
+is written) gets the exported files and the registries' patch (``git apply``), and
+VLMEvalKit's own ``run.main()`` runs every variant with a real model class (``Qwen2VLChat``)
+on a tiny Qwen2.5-VL checkpoint (tests/support/tiny_checkpoints.py), forced to one answer.
+The product's ``splice vlmeval`` runs the same way from the checkout. What the model received
+(tests/support/lmms_record: prompt tokens, grids and pixels' digests, call by call) is the
+same, and every variant's scores are the product's and what ``splice score`` gives the same
+answers.
+
+The data is the first two demo videos (``subset_build(2)``): each variant loads the model
+again (one run per variant, as ``splice vlmeval`` runs them), so a row more adds minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import splice_metric
+from splice_build.cli import main as splice_main
+from splice_eval.export import vlmevalkit
+from splice_eval.export.command import files_for, write_files
+from splice_eval.toolkits.vlmeval import VARIANTS
+from tests.support.paths import REPO, SUPPORT
+from tests.support.side_venvs import checkout_pythonpath
+from tests.support.toolkit_overlay import installed_package
+
+RECORDER = SUPPORT / "lmms_record"
+ANSWER = "<order>Video 2, Video 1</order>"
+MODEL = "tiny-qwen2_5_vl-Qwen2VLChat"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("vlmevalkit-export")
+    write_files(files_for("vlmevalkit"), out)
+    return out
+
+
+def overlay(torch_env: Path, exported: Path, root: Path) -> Path:
+    """A copy of the installed vlmeval with the export in it and the patch applied."""
+    installed = installed_package(torch_env, "vlmeval")
+    shutil.copytree(installed, root / "vlmeval", symlinks=True)
+    shutil.copytree(exported / "vlmeval", root / "vlmeval", dirs_exist_ok=True)
+    patch = exported / vlmevalkit.PATCH_FILE
+    proc = subprocess.run(
+        ["git", "apply", "--unsafe-paths", str(patch)], cwd=root, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def run_env(tmp: Path, build: Path, pythonpath: str) -> dict[str, str]:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp),
+        "PYTHONPATH": pythonpath,
+        "SPLICE_DATA": str(build),
+        "LMUData": str(tmp / "LMUData"),
+        "HF_HOME": str(tmp / "hf-home"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "VLMEVALKIT_USE_MODELSCOPE": "0",
+        "TOKENIZERS_PARALLELISM": "false",
+        "CUDA_VISIBLE_DEVICES": "",
+        "SPLICE_RECORD_GENERATE": str(tmp / "generate.jsonl"),
+        "SPLICE_FORCE_ANSWER": ANSWER,
+    }
+
+
+def run(command: list[str], env: dict[str, str], tmp: Path) -> tuple[list[dict], Path]:
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp, timeout=3000)
+    log = (proc.stdout + proc.stderr)[-6000:]
+    assert proc.returncode == 0, log
+    records = [json.loads(x) for x in (tmp / "generate.jsonl").read_text().splitlines()]
+    return records, tmp / "outputs"
+
+
+def scores_of(outputs: Path, name: str) -> tuple[dict, Path]:
+    (scores,) = outputs.rglob(f"{MODEL}_{name}_splice_scores.json")
+    (answers,) = outputs.rglob(f"{MODEL}_{name}_splice.jsonl")
+    return json.loads(scores.read_text()), answers
+
+
+def test_exported_class_gives_the_model_and_the_scores_of_the_products(
+    torch_env,
+    exported,
+    qwen_checkpoint,
+    subset_build,
+    tmp_path,
+):
+    build, _ = subset_build(2)
+    names = {MODEL: ["Qwen2VLChat", qwen_checkpoint, {}]}
+    data = list(VARIANTS)
+    # the export, in a copy of VLMEvalKit's package, nothing of this project importable
+    root = overlay(torch_env, exported, tmp_path / "overlay")
+    tmp = tmp_path / "export"
+    tmp.mkdir()
+    command = [str(torch_env), str(SUPPORT / "vlmevalkit_run_probe.py"), json.dumps(names)]
+    command += ["--data", *data, "--model", MODEL]
+    env = run_env(tmp, build, f"{root}:{RECORDER}:{SUPPORT}")
+    records, outputs = run(command, env, tmp)
+    # the product's `splice vlmeval` from the checkout, the same model and answers
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "splice_build").symlink_to(REPO / "build", target_is_directory=True)
+    tmp = tmp_path / "product"
+    tmp.mkdir()
+    command = [str(torch_env), str(SUPPORT / "vlmeval_models_probe.py"), json.dumps(names)]
+    command += ["--data", *data, "--model", MODEL, "--splice-data", str(build)]
+    env = run_env(tmp, build, f"{RECORDER}:{checkout_pythonpath(links)}")
+    product_records, product_outputs = run(command, env, tmp)
+
+    # what the model received: the same prompt tokens and grids, call by call
+    def without_pixels(r: dict) -> str:
+        return json.dumps({k: v for k, v in r.items() if k != "digests"}, sort_keys=True)
+
+    assert len(records) == len(product_records) > 0
+    assert list(map(without_pixels, records)) == list(map(without_pixels, product_records))
+    assert records == product_records  # the pixels too
+    assert any("<|video_pad|>" in r["prompt"] for r in records)
+    assert any("<|image_pad|>" not in r["prompt"] for r in records)
+
+    # every variant: VLMEvalKit's scores are the product's and `splice score`'s
+    for name in data:
+        got, answers = scores_of(outputs, name)
+        want, _ = scores_of(product_outputs, name)
+        report = tmp_path / f"{name}.json"
+        assert (
+            splice_main(["score", str(answers), "--data", str(build), "--json", str(report)]) == 0
+        )
+        (scored,) = json.loads(report.read_text())["runs"]
+        for metric in splice_metric.RATES:
+            assert got[metric] == pytest.approx(want[metric]), (name, metric)
+            assert got[metric] == pytest.approx(scored[metric]), (name, metric)
+        assert got["count"] == scored["count"] > 0
