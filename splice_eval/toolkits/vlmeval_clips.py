@@ -2,11 +2,12 @@
 
 VLMEvalKit's video classes read a clip file themselves and keep its stored size: Qwen2VLChat
 passes it to qwen-vl-utils, whose video pixel cap (768 x 28 x 28) left a build's 796x448
-clip at 784x448 (measured; the issue saw 1008x560 on larger sources), while the paper gives every model frames whose longer side is at most 448 px
-(Appendix A.2). A dataset item carries only a path, so the one place the size can be set for
-every such class is the file itself: the clip is written again with its longer side at
-``PAPER_LONG_SIDE``, frame for frame at its own rate, so 1 fps and 16-frame sampling still see
-the clip's real seconds. Written once per clip content, like the frames of image models.
+clip at 784x448 (measured; the issue saw 1008x560 on larger sources), while the paper gives
+every model frames whose longer side is at most 448 px (Appendix A.2). A dataset item
+carries only a path, so the one place the size can be set for every such class is the file
+itself: the clip is written again with its longer side at ``PAPER_LONG_SIDE``, frame for
+frame at its own rate, so 1 fps and 16-frame sampling still see the clip's real seconds.
+Written once per clip content, like the frames of image models.
 """
 
 from __future__ import annotations
