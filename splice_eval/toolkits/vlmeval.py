@@ -296,12 +296,10 @@ class _SpliceMixin:
 
     def metadata(self, model: str) -> dict[str, Any]:
         """The prediction file's metadata line: how these answers were produced."""
-        from importlib.metadata import version
-
         frames = self.variant.frames
         clips_as = sorted(self.clips_as)
         meta = {
-            "producer": f"splice vlmeval (ms-vlmeval {version('ms-vlmeval')})",
+            "producer": f"splice vlmeval ({toolkit_version()})",
             "model": model,
             "config": self.variant.config,
             "dataset": self.dataset_name,
@@ -315,6 +313,19 @@ class _SpliceMixin:
         if build_id:
             meta["build_id"] = build_id
         return meta
+
+
+def toolkit_version() -> str:
+    """VLMEvalKit's version: PyPI names it ``ms-vlmeval``, a clone installed with
+    ``pip install -e .`` ``vlmeval`` (where the exported class runs)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist in ("ms-vlmeval", "vlmeval"):
+        try:
+            return f"{dist} {version(dist)}"
+        except PackageNotFoundError:
+            continue
+    return "VLMEvalKit, version unknown"
 
 
 def sorted_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
