@@ -50,6 +50,27 @@ def offline_env(tmp: Path, *first: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def bare_env(tmp: Path, pythonpath: str, build: Path, record: Path, answer: str, **extra: str):
+    """The environment of a toolkit's own run in a parity test: nothing of this shell's (so
+    neither its PYTHONPATH nor this checkout), offline, on the CPU, caches in ``tmp``, the
+    build in ``$SPLICE_DATA``, the recorder writing to ``record`` and forcing ``answer``;
+    ``extra`` added last (a toolkit's own settings)."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp),
+        "PYTHONPATH": pythonpath,
+        "SPLICE_DATA": str(build),
+        "HF_HOME": str(tmp / "hf-home"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "CUDA_VISIBLE_DEVICES": "",
+        "SPLICE_RECORD_GENERATE": str(record),
+        "SPLICE_FORCE_ANSWER": answer,
+        **extra,
+    }
+
+
 # (python, imports) that imported once: the probe costs seconds (VLMEvalKit's import ~30 s),
 # and each module's fixture asks again.
 _IMPORTED: set[tuple[str, str]] = set()

@@ -29,7 +29,7 @@ from splice_eval.export import lmms_eval
 from splice_eval.export.command import files_for, write_files
 from tests.splice_eval.toolkits.test_lmms_models import CASES, CPU
 from tests.support.paths import REPO, SUPPORT
-from tests.support.side_venvs import checkout_pythonpath
+from tests.support.side_venvs import bare_env, checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package, overlay_package
 
 RECORDER = SUPPORT / "lmms_record"
@@ -67,22 +67,16 @@ def lmms_command(
     command = [str(python.parent / "lmms-eval"), "eval", "--model", QWEN.model]
     command += ["--model_args", args, "--tasks", ",".join(tasks)]
     command += ["--log_samples", "--output_path", str(out)]
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp),
-        "PYTHONPATH": pythonpath,
-        "SPLICE_DATA": str(build),
-        "SPLICE_CLIP_CACHE": str(tmp / "clips"),
-        "SPLICE_FRAME_CACHE": str(tmp / "frames"),
-        "HF_DATASETS_CACHE": str(tmp / "hf-datasets"),
-        "HF_HOME": str(tmp / "hf-home"),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "CUDA_VISIBLE_DEVICES": "",
-        "SPLICE_RECORD_GENERATE": str(record),
-        "SPLICE_FORCE_ANSWER": ANSWER,
-    }
+    env = bare_env(
+        tmp,
+        pythonpath,
+        build,
+        record,
+        ANSWER,
+        SPLICE_CLIP_CACHE=str(tmp / "clips"),
+        SPLICE_FRAME_CACHE=str(tmp / "frames"),
+        HF_DATASETS_CACHE=str(tmp / "hf-datasets"),
+    )
     return command, env, out, record
 
 

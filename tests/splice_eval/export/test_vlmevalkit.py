@@ -27,7 +27,7 @@ from splice_eval.export import vlmevalkit
 from splice_eval.export.command import files_for, write_files
 from splice_eval.toolkits.vlmeval import VARIANTS
 from tests.support.paths import REPO, SUPPORT
-from tests.support.side_venvs import checkout_pythonpath
+from tests.support.side_venvs import bare_env, checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package
 
 RECORDER = SUPPORT / "lmms_record"
@@ -56,21 +56,15 @@ def overlay(torch_env: Path, exported: Path, root: Path) -> Path:
 
 
 def run_env(tmp: Path, build: Path, pythonpath: str) -> dict[str, str]:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp),
-        "PYTHONPATH": pythonpath,
-        "SPLICE_DATA": str(build),
-        "LMUData": str(tmp / "LMUData"),
-        "HF_HOME": str(tmp / "hf-home"),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "VLMEVALKIT_USE_MODELSCOPE": "0",
-        "TOKENIZERS_PARALLELISM": "false",
-        "CUDA_VISIBLE_DEVICES": "",
-        "SPLICE_RECORD_GENERATE": str(tmp / "generate.jsonl"),
-        "SPLICE_FORCE_ANSWER": ANSWER,
-    }
+    return bare_env(
+        tmp,
+        pythonpath,
+        build,
+        tmp / "generate.jsonl",
+        ANSWER,
+        LMUData=str(tmp / "LMUData"),
+        VLMEVALKIT_USE_MODELSCOPE="0",
+    )
 
 
 def run(command: list[str], env: dict[str, str], tmp: Path) -> tuple[list[dict], Path]:
