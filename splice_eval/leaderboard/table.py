@@ -25,6 +25,7 @@ from splice_eval.leaderboard.records import (
     Board,
     Entry,
     MetricValue,
+    distinct_labels,
 )
 
 
@@ -92,6 +93,7 @@ def board_rows(
     for entry in board.entries:
         by_slug.setdefault(entry.slug, {})[entry.config] = entry
     higher = metric not in col.LOWER_IS_BETTER
+    labels = distinct_labels(board.entries)  # two entries of one name told apart
     rows = []
     for slug, entries in by_slug.items():
         if config is not None and config not in entries and "" not in entries:
@@ -99,6 +101,7 @@ def board_rows(
         ranked = entries.get(rank_config)
         first = ranked or next(iter(entries.values()))
         row = _row(first, entries, metric)
+        row["name"] = labels.get(slug, row["name"])
         low, high = found.get(slug, (None, None))
         row["rank_low"], row["rank_high"] = low, high
         row["rank"] = Entry(**{**_fields(first), "rank_low": low, "rank_high": high}).rank_text
@@ -115,6 +118,12 @@ def _fields(entry: Entry) -> dict[str, Any]:
 def ranks(board: Board, config: str, metric: str) -> dict[str, tuple[int | None, int | None]]:
     """Each submission's rank range in ``config`` by ``metric``: the board's precomputed
     ranks for its ranking metric, computed from the stored per-video scores otherwise."""
+    if any(e.ranks for e in board.entries):  # indexed: every metric's ranks
+        return {
+            e.slug: e.ranks[metric]
+            for e in board.entries
+            if e.config == config and metric in e.ranks
+        }
     if metric == board.ranking_metric:
         return {
             e.slug: (e.rank_low, e.rank_high)
