@@ -315,7 +315,10 @@ def run_rescore(args: argparse.Namespace) -> int:
     for line in changed:
         print(line)
     failed = sum(changes.NOT_RESCORED in line for line in changed)
-    print(f"rescored {board}: {len(changed)} change(s)" + (f", {failed} entries not" if failed else ""))
+    print(
+        f"rescored {board}: {len(changed)} change(s)"
+        + (f", {failed} entries not" if failed else "")
+    )
     return 1 if failed else 0
 
 

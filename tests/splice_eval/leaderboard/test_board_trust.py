@@ -2,6 +2,8 @@
 its own folder as untrusted input (issue 49 §1-2, issue 47 §6), each through
 ``splice leaderboard``'s command line on the session's demo build."""
 
+# ruff: noqa: F811 - the fixtures `board` and `seeded` are test_command's, imported
+
 from __future__ import annotations
 
 import csv
@@ -127,9 +129,7 @@ def test_replace_leaves_no_duplicates_and_remove_keeps_an_audit_line(
     assert _state(board) == before
 
 
-def test_two_entries_of_one_model_are_told_apart_in_every_row(
-    board, demo_build, tmp_path, capsys
-):
+def test_two_entries_of_one_model_are_told_apart_in_every_row(board, demo_build, tmp_path, capsys):
     first = _answers(demo_build, tmp_path / "a.jsonl", model="r", right=True)
     second = _answers(demo_build, tmp_path / "b.jsonl", model="r", metadata={"date": "2026-12-01"})
     assert _add(board, first, "--meta", _meta(tmp_path / "a.yaml", "submitter: alice\n")) == 0
@@ -270,9 +270,7 @@ def test_a_forged_score_without_files_is_never_ranked_and_rescore_removes_it(boa
     assert {line["slug"] for line in _audit(board)} == {"forged", "paper-fake"}
 
 
-def test_reproduced_needs_other_answers_from_another_submitter(
-    board, demo_build, tmp_path, capsys
-):
+def test_reproduced_needs_other_answers_from_another_submitter(board, demo_build, tmp_path, capsys):
     same = _answers(demo_build, tmp_path / "r.jsonl", model="r", right=True)
     refs = read_answers(demo_build).references
     first = next(iter(refs))
