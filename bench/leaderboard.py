@@ -119,6 +119,8 @@ def synthetic_score(k: int, videos: BoardVideos, rng: np.random.Generator) -> di
         "provenance": provenance.as_dict(),
         "notes": [],
         "configs": blocks,
+        # named, never read to rank (a board ranks only entries scored from files)
+        "prediction_files": ["predictions-1.jsonl.gz"],
     }
 
 
@@ -228,15 +230,16 @@ def main() -> int:
             f"show (fresh process, imports included): {shown:.2f} s wall, {cpu:.2f} s CPU = "
             f"{shown / base:.1f}x floor (need < 2 s)"
         )
-        by_other, cpu_other = timed(
-            lambda: splice(
-                "leaderboard", "show", "--board", str(board), "--metric", "hamming_accuracy"
-            )
-        )
+        # the least CPU of three runs each: the machine is shared
+        shows = {}
+        for metric in ("binary_accuracy", "hamming_accuracy"):
+            args_ = ("leaderboard", "show", "--board", str(board), "--metric", metric)
+            shows[metric] = min(splice(*args_) for _ in range(3))
+        ratio = shows["hamming_accuracy"] / shows["binary_accuracy"]
         print(
-            f"show --metric hamming_accuracy (fresh process): {by_other:.2f} s wall, "
-            f"{cpu_other:.2f} s CPU = {cpu_other / cpu:.2f}x the default ranking's CPU (need: "
-            "about 1, every metric's ranks indexed)"
+            f"show --metric hamming_accuracy: {shows['hamming_accuracy']:.2f} s CPU against "
+            f"{shows['binary_accuracy']:.2f} s by the default metric = {ratio:.2f}x (need: "
+            "about 1, every metric's ranks indexed; least of 3 fresh processes each)"
         )
         table, rows = timed(lambda: board_rows(load_board(board)))
         print(
