@@ -302,6 +302,12 @@ def test_meta_numbers_have_ranges_and_nesting_is_bounded(board, demo_build, tmp_
     ]:
         assert _add(board, pred, "--meta", _meta(tmp_path / "m.yaml", text)) == 2, text
         assert words in _one_line(capsys.readouterr().err)
+    # a number the file's metadata line records is held to the same range
+    big = {"clips_as": "images", "frames": {"num_frames": 8, "long_side": 10**9}}
+    wide = _answers(demo_build, tmp_path / "w.jsonl", model="w", metadata=big)
+    assert _add(board, wide) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "w.jsonl's metadata: long_side must be a number from 1 to 16384" in err
     # a score.json written by hand with such a number is not ranked, and views still work
     _forge(board, "huge", "identity-baseline", name="huge",
            provenance={"model": "h", "params_b": 1.0e22})  # fmt: skip
