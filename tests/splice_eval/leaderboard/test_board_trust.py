@@ -27,7 +27,9 @@ from tests.splice_eval.leaderboard.test_command import (  # noqa: F401 - fixture
     board,
     seeded,
 )
+from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.paths import REPO
+from tests.support.scripted_runs import good
 
 DOCS = REPO / "docs" / "leaderboard.md"
 
@@ -200,6 +202,12 @@ def test_every_contradiction_in_one_message_and_the_docs_example_fits_a_run_file
     block = re.search(r"```yaml\n(.*?)```", DOCS.read_text(), re.S)
     example = _meta(tmp_path / "docs.yaml", block.group(1))
     assert _add(board, pred, "--meta", example) == 0, capsys.readouterr().err
+    # and against a real `splice run` file (a local OpenAI-compatible server answering)
+    run = tmp_path / "run.jsonl"
+    with FakeOpenAIServer(good) as server:
+        args = ["--endpoint", server.url, "--model", "org/real-run", "--data", str(demo_build)]
+        assert main(["run", *args, "--config", "text", "--out", str(run)]) == 0
+    assert _add(board, run, "--meta", example) == 0, capsys.readouterr().err
     # a toolkit file without a metadata line: its rows name the model, which meta.yaml
     # cannot rename
     refs = read_answers(demo_build).references
