@@ -177,6 +177,10 @@ def test_a_mostly_invalid_file_warns_and_is_refused_unless_allowed(
     assert f"{1 / videos:.1%} invalid" in capsys.readouterr().err
     documented = re.search(r"more than (\d+)% of its answers", DOCS.read_text())
     assert documented and int(documented.group(1)) == 50
+    with pytest.raises(SystemExit) as done:
+        main(["leaderboard", "add", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0 and "more than 50% unparsed or invalid" in help_text
 
 
 def test_every_contradiction_in_one_message_and_the_docs_example_fits_a_run_file(
