@@ -109,7 +109,26 @@ def _paper_rows() -> dict[str, dict[str, Any]]:
     return {"paper-" + store.slug_of(p["provenance"]["model"]): p for p in paper_scores()}
 
 
-def _untrusted(slug: str, score: dict[str, Any], papers: dict[str, dict[str, Any]]) -> None:
+def _random_matches(board: Path, score: dict[str, Any]) -> bool:
+    """Whether a ``random (exact)`` row holds the metric's expectation on this build (a
+    row of another metric version is stale instead: its note asks for a rescore)."""
+    from splice_eval.leaderboard.references import random_exact
+    from splice_metric import metric_version
+
+    if score.get("metric_version") != metric_version():
+        return True
+    expected = random_exact(store.read_videos(board), store.read_config(board))["configs"]
+    stored = score.get("configs", {})
+    return set(stored) == set(expected) and all(
+        abs(stored[c]["metrics"][m]["value"] - v["value"]) < 1e-9
+        for c, block in expected.items()
+        for m, v in block["metrics"].items()
+    )
+
+
+def _untrusted(
+    board: Path, slug: str, score: dict[str, Any], papers: dict[str, dict[str, Any]]
+) -> None:
     """Raise ``Untrusted`` when the entry's score could not come from the scorer."""
     from splice_build.errors import UserError
     from splice_eval.leaderboard.meta import checked, shown_values
@@ -129,6 +148,11 @@ def _untrusted(slug: str, score: dict[str, Any], papers: dict[str, dict[str, Any
             "no prediction files: only init makes rows without them (the paper's and "
             "random (exact)); `splice leaderboard rescore` removes it"
         )
+    elif not files and not _random_matches(board, score):
+        raise Untrusted(
+            "not the metric's expectation of a random order on this build; `splice "
+            "leaderboard rescore` computes it again"
+        )
     try:
         checked(shown_values(Provenance(**score.get("provenance", {}))), "provenance")
     except UserError as exc:
@@ -145,7 +169,7 @@ def _scores(board: Path) -> Iterator[tuple[str, dict[str, Any] | None, Entry | N
             yield slug, None, _broken(slug, exc)
             continue
         try:
-            _untrusted(slug, score, papers)
+            _untrusted(board, slug, score, papers)
         except Untrusted as exc:
             yield slug, None, _broken(slug, exc, "not ranked")
             continue

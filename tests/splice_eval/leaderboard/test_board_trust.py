@@ -265,8 +265,12 @@ def test_a_forged_score_without_files_is_never_ranked_and_rescore_removes_it(boa
     true_value = figures["configs"]["video"]["metrics"]["binary_accuracy"]["value"]
     figures["configs"]["video"]["metrics"]["binary_accuracy"]["value"] = 0.99
     (board / "entries" / paper / "score.json").write_text(json.dumps(figures))
+    lucky = json.loads((board / "entries" / "random-exact" / "score.json").read_text())
+    lucky["configs"]["video_text"]["metrics"]["binary_accuracy"]["value"] = 1.0
+    (board / "entries" / "random-exact" / "score.json").write_text(json.dumps(lucky))
     shown = _entries(board, capsys)
-    for slug in ("forged", "paper-fake", paper):
+    assert "not the metric's expectation" in shown["random-exact"]["error"]
+    for slug in ("forged", "paper-fake", paper, "random-exact"):
         assert shown[slug]["rank_low"] is None and "not ranked" in shown[slug]["error"], slug
     assert "no prediction files" in shown["forged"]["error"]
     assert "not the paper's as published" in shown[paper]["error"]
@@ -277,6 +281,7 @@ def test_a_forged_score_without_files_is_never_ranked_and_rescore_removes_it(boa
     assert "forged" not in shown and "paper-fake" not in shown
     restored = shown[paper]
     assert restored["error"] is None and restored["tier"] == "reported"
+    assert shown["random-exact"]["error"] is None and shown["random-exact"]["rank_low"]
     value = json.loads((board / "entries" / paper / "score.json").read_text())
     assert value["configs"]["video"]["metrics"]["binary_accuracy"]["value"] == true_value
     assert {line["slug"] for line in _audit(board)} == {"forged", "paper-fake"}
