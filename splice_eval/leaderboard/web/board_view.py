@@ -13,7 +13,7 @@ import splice_dataset as sd
 
 from .. import columns as col
 from ..records import TIERS, Board
-from ..table import board_rows
+from ..table import STAND_IN_BANNER, board_rows, stand_in
 from . import text
 from .plots import Point, score_vs_params
 
@@ -50,6 +50,7 @@ class Table:
     data: tuple[tuple[Any, ...], ...]
     datatypes: tuple[str, ...]
     slugs: tuple[str, ...]
+    widths: tuple[str, ...] = ()  # each column's share of the width ("12.5%")
 
 
 def rows_for(board: Board, filters: Filters) -> list[dict[str, Any]]:
@@ -111,13 +112,32 @@ def sort_rows(rows: Sequence[dict[str, Any]], name: str, descending: bool) -> li
     return sorted(present, key=key, reverse=descending) + missing
 
 
-def shown_columns(filters: Filters) -> tuple[col.Column, ...]:
-    """The default columns and those the visitor added; a single config shows only its
-    metric columns."""
-    chosen = col.shown(tuple(c.name for c in col.shown()) + filters.extra_columns)
-    if filters.config == ALL_CONFIGS:
-        return chosen
-    return tuple(c for c in chosen if c.config in (None, filters.config))
+def shown_columns(
+    filters: Filters, board: Board | None = None, rows: Sequence[dict[str, Any]] = ()
+) -> tuple[col.Column, ...]:
+    """What ``show`` shows for the same ranking (``columns.view_columns``: the ranked
+    metric's column always, the stand-in column on a stand-in build) and the columns the
+    visitor added; the error column only when an entry has one."""
+    config = None if filters.config == ALL_CONFIGS else filters.config
+    marked = board is not None and stand_in(board)
+    chosen = col.view_columns(config, filters.metric, filters.extra_columns, stand_in=marked)
+    errors = "error" in filters.extra_columns or any(r.get("error") for r in rows)
+    return tuple(c for c in chosen if c.name != "error" or errors)
+
+
+# Each column's share of the table's width (the page fits the window: no column off-screen,
+# a long value wraps in its cell), by column name, else by type.
+_WIDTHS = {"rank": 4.5, "name": 13, "tier": 6.5, "coverage": 6.5, "params_b": 5.5,
+           "weights": 5.5, "toolkit": 7, "frames": 5, "date": 7, "contamination": 7,
+           "stand_in": 6, "error": 12}  # fmt: skip
+_TYPE_WIDTHS = {col.METRIC: 9.5, col.TEXT: 8, col.INT: 5, col.FLOAT: 5, col.BOOL: 5, col.RANK: 4.5}
+
+
+def column_widths(columns: Sequence[col.Column]) -> tuple[str, ...]:
+    """The columns' widths as shares of the table ("12.5%"), summing to 100%."""
+    weights = [_WIDTHS.get(c.name, _TYPE_WIDTHS[c.type]) for c in columns]
+    total = sum(weights) or 1.0
+    return tuple(f"{100 * w / total:.2f}%" for w in weights)
 
 
 _DATATYPES = {col.INT: "number", col.FLOAT: "number", col.BOOL: "str"}
@@ -134,6 +154,8 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[col.Column]) -> Tabl
             if c.type == col.METRIC:
                 low, high = (row.get(k) for k in col.interval_keys(c.name))
                 cells.append(text.interval(value, low, high))
+            elif c.name == "coverage":
+                cells.append(f"{value:.1%}" if isinstance(value, int | float) else "")
             elif c.type in (col.INT, col.FLOAT):
                 cells.append(value if isinstance(value, int | float) else None)
             elif c.type == col.BOOL:
@@ -144,7 +166,10 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[col.Column]) -> Tabl
     return Table(
         headers=tuple(c.label for c in columns),
         data=tuple(data),
-        datatypes=tuple(_DATATYPES.get(c.type, "str") for c in columns),
+        datatypes=tuple(
+            "str" if c.name == "coverage" else _DATATYPES.get(c.type, "str") for c in columns
+        ),
+        widths=column_widths(columns),
         slugs=tuple(str(r.get("slug") or "") for r in rows),
     )
 
@@ -173,14 +198,16 @@ def ranking_method(board: Board, filters: Filters) -> str:
     c = board.config
     return (
         f"**Ranking:** entries are ranked in the **{config}** config by **{metric}** "
-        f"({'lower' if filters.metric in col.LOWER_IS_BETTER else 'higher'} is better). "
+        f"(`{filters.metric}`, the column {text.md(col.BY_NAME[plot_column(filters)].label)}; "
+        f"{'lower' if filters.metric in col.LOWER_IS_BETTER else 'higher'} is better). "
         f"Ranks come from a paired bootstrap over the build's "
         f"{c.videos or 'scored'} videos ({c.resamples} resamples, seed {c.seed}): A is better "
         "than B when the 2.5% quantile of A − B is above 0. A rank is shown as low–high: "
         "low = 1 + the entries better than it, high = the entries not worse than it, so "
         "entries that cannot be told apart share a range. Values in brackets are bootstrap "
         "95% intervals over videos. Reported rows are the paper's figures, not re-scored here "
-        "and not ranked."
+        "and not ranked: the ranked rows come first, then the rows not ranked, by their "
+        "value where they have one."
     )
 
 
@@ -192,6 +219,8 @@ def header(board: Board) -> str:
         f"Build `{text.plain(c.build_id)}` · metric version `{text.plain(c.metric_version)}` · "
         f"{len({e.slug for e in board.entries})} entries",
     ]
+    if stand_in(board):
+        lines.append(f"> ⚠️ **{text.md(STAND_IN_BANNER)}**")
     if board.stale:
         lines.append(
             "> **Stale scores:** some scores on this board come from another metric version "
@@ -242,7 +271,7 @@ def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
     return Rendered(
         header=header(board),
         method=ranking_method(board, filters),
-        table=table(rows, shown_columns(filters)),
+        table=table(rows, shown_columns(filters, board, rows)),
         choices=choices(everything),
         params=params_range(everything),
         plot=params_plot(rows, filters),
