@@ -183,7 +183,7 @@ def _columns() -> tuple[Column, ...]:
             False,
             "the board's build was cut from rendered stand-in videos (the demo's), not COIN's: "
             "its scores are not comparable with the paper's rows (every view of such a board "
-            "shows this column and a banner)",
+            "has a banner; show and every export this column)",
         ),
     ]
     return (*head, *metrics, *provenance, *tail)

@@ -1,8 +1,8 @@
 """A small real board for the web page's tests: ``splice leaderboard init`` on the demo build
 (the paper's rows, random, exact, the baselines, a human row) and three submissions added
 with ``splice leaderboard add``: an open model run by ``splice run``, a closed one through
-lmms-eval (two files: its video_text and text runs), and one whose name and meta text are an HTML and
-Markdown injection."""
+lmms-eval (two files: its video_text and text runs), and one whose name and meta text are an
+HTML and Markdown injection."""
 
 from __future__ import annotations
 

@@ -112,25 +112,23 @@ def sort_rows(rows: Sequence[dict[str, Any]], name: str, descending: bool) -> li
     return sorted(present, key=key, reverse=descending) + missing
 
 
-def shown_columns(
-    filters: Filters, board: Board | None = None, rows: Sequence[dict[str, Any]] = ()
-) -> tuple[col.Column, ...]:
+def shown_columns(filters: Filters, rows: Sequence[dict[str, Any]] = ()) -> tuple[col.Column, ...]:
     """What ``show`` shows for the same ranking (``columns.view_columns``: the ranked
-    metric's column always, the stand-in column on a stand-in build) and the columns the
-    visitor added; the error column only when an entry has one."""
+    metric's column always) and the columns the visitor added; the error column only when
+    an entry has one. A stand-in build is said by the banner above (``header``), not by a
+    column of "yes" the window has no width for."""
     config = None if filters.config == ALL_CONFIGS else filters.config
-    marked = board is not None and stand_in(board)
-    chosen = col.view_columns(config, filters.metric, filters.extra_columns, stand_in=marked)
+    chosen = col.view_columns(config, filters.metric, filters.extra_columns)
     errors = "error" in filters.extra_columns or any(r.get("error") for r in rows)
     return tuple(c for c in chosen if c.name != "error" or errors)
 
 
 # Each column's share of the table's width (the page fits the window: no column off-screen,
 # a long value wraps in its cell), by column name, else by type.
-_WIDTHS = {"rank": 4.5, "name": 13, "tier": 6.5, "coverage": 6.5, "params_b": 5.5,
-           "weights": 5.5, "toolkit": 7, "frames": 5, "date": 7, "contamination": 7,
+_WIDTHS = {"rank": 4.5, "name": 12, "tier": 6.5, "coverage": 6.5, "params_b": 5.5,
+           "weights": 6, "toolkit": 9, "frames": 5.5, "date": 7, "contamination": 7.5,
            "stand_in": 6, "error": 12}  # fmt: skip
-_TYPE_WIDTHS = {col.METRIC: 9.5, col.TEXT: 8, col.INT: 5, col.FLOAT: 5, col.BOOL: 5, col.RANK: 4.5}
+_TYPE_WIDTHS = {col.METRIC: 11, col.TEXT: 8, col.INT: 5, col.FLOAT: 5, col.BOOL: 5, col.RANK: 4.5}
 
 
 def column_widths(columns: Sequence[col.Column]) -> tuple[str, ...]:
@@ -153,7 +151,8 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[col.Column]) -> Tabl
             value = row.get(c.name)
             if c.type == col.METRIC:
                 low, high = (row.get(k) for k in col.interval_keys(c.name))
-                cells.append(text.interval(value, low, high))
+                # the interval kept on one line: a narrow cell breaks after the value
+                cells.append(text.interval(value, low, high).replace(", ", ",\u00a0"))
             elif c.name == "coverage":
                 cells.append(f"{value:.1%}" if isinstance(value, int | float) else "")
             elif c.type in (col.INT, col.FLOAT):
@@ -271,7 +270,7 @@ def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
     return Rendered(
         header=header(board),
         method=ranking_method(board, filters),
-        table=table(rows, shown_columns(filters, board, rows)),
+        table=table(rows, shown_columns(filters, rows)),
         choices=choices(everything),
         params=params_range(everything),
         plot=params_plot(rows, filters),

@@ -40,6 +40,12 @@ BOARD_TAB, ENTRY_TAB, SUBMIT_TAB = "board", "entry", "submit"
 HIDDEN = {"api_visibility": "private", "queue": True}
 # A row's click opens its entry; the menu lists every entry by name (text, never markup).
 NO_ENTRY = "Choose an entry in the table or the menu."
+# The board's table in the window's width: a little smaller type, and words broken only
+# where they may be (Gradio's cells break "rescored" into "rescor" / "ed").
+CSS = """
+#board-table span.text { font-size: 12.5px; word-break: normal; overflow-wrap: break-word; }
+#board-table span.header { word-break: normal; overflow-wrap: normal; hyphens: none; }
+"""
 TABLE_MAX_HEIGHT = 100_000  # pixels: the table never scrolls inside a box of its own
 
 
@@ -83,7 +89,7 @@ def build_page(board: Board, submit_tab: Callable[[Any], None] | None = None) ->
     """The page's Blocks; ``submit_tab(gr)`` adds the Space's submission form in its tab."""
     gr = gradio()
     first = render_board(board)
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         gr.Markdown(first.header, elem_id="board-header", latex_delimiters=[])
         with gr.Tabs(selected=BOARD_TAB) as tabs:
             with gr.Tab("Board", id=BOARD_TAB):
@@ -170,7 +176,7 @@ def _wire_board(gr: Any, board: Board, tab: _BoardTab, params: tuple[float, floa
     def refresh(*values):
         filters = _filters(list(values), low, high)
         rows = rows_for(board, filters)
-        t = table(rows, shown_columns(filters, board, rows))
+        t = table(rows, shown_columns(filters, rows))
         frame = gr.update(value=_frame(t), datatype=list(t.datatypes), column_widths=list(t.widths))
         return frame, list(t.slugs), params_plot(rows, filters), ranking_method(board, filters)
 
@@ -230,7 +236,7 @@ def _entry_tab(gr: Any, entries: list[tuple[str, str]]) -> _EntryTab:
         domain_plot = gr.Plot(format="png", label="by domain", elem_id="domain-plot",
                               visible=False)  # fmt: skip
     parts = gr.Dataframe(interactive=False, label="breakdowns", wrap=True,
-                         elem_id="entry-breakdowns", max_height=TABLE_MAX_HEIGHT,
+                         elem_id="entry-breakdowns", max_height=480,
                          visible=False)  # fmt: skip
     # every file of the entry (one per run: configs, probes, question formats), each a link
     download = gr.File(file_count="multiple", interactive=False, visible=False,
@@ -267,6 +273,7 @@ def launch(
         quiet=True,
         footer_links=[],
         theme=theme(gr),
+        css=CSS,
         max_file_size=max_file_size,
     )
     return demo
