@@ -203,8 +203,10 @@ def stand_in(board: Board) -> bool:
 def _card_says_stand_in(data: str) -> bool:
     if not data or sd.is_hub_id(data) or not Path(data).is_dir():
         return False
-    from splice_build.output.card_reader import read_card
-
+    try:
+        from splice_build.output.card_reader import read_card
+    except ImportError:  # the Space's copy of the page carries no build reader
+        return False
     return read_card(data).stand_in
 
 

@@ -50,7 +50,7 @@ class Table:
     data: tuple[tuple[Any, ...], ...]
     datatypes: tuple[str, ...]
     slugs: tuple[str, ...]
-    widths: tuple[str, ...] = ()  # each column's share of the width ("12.5%")
+    widths: tuple[int, ...] = ()  # each column's width, pixels
 
 
 def rows_for(board: Board, filters: Filters) -> list[dict[str, Any]]:
@@ -123,19 +123,20 @@ def shown_columns(filters: Filters, rows: Sequence[dict[str, Any]] = ()) -> tupl
     return tuple(c for c in chosen if c.name != "error" or errors)
 
 
-# Each column's share of the table's width (the page fits the window: no column off-screen,
-# a long value wraps in its cell), by column name, else by type.
-_WIDTHS = {"rank": 4.5, "name": 12, "tier": 6.5, "coverage": 6.5, "params_b": 5.5,
-           "weights": 6, "toolkit": 9, "frames": 5.5, "date": 7, "contamination": 7.5,
-           "stand_in": 6, "error": 12}  # fmt: skip
-_TYPE_WIDTHS = {col.METRIC: 11, col.TEXT: 8, col.INT: 5, col.FLOAT: 5, col.BOOL: 5, col.RANK: 4.5}
+# Each column's width in the page, pixels, by column name, else by type: the default
+# columns and a ranked column of another metric fit a 1400-pixel window; a narrower one
+# scrolls the table sideways, the rank and the model pinned (``page.PINNED``). A long value
+# wraps in its cell.
+_WIDTHS = {"rank": 44, "name": 126, "tier": 72, "coverage": 72, "params_b": 58,
+           "weights": 64, "toolkit": 106, "frames": 56, "date": 84, "contamination": 78,
+           "stand_in": 64, "error": 126}  # fmt: skip
+_TYPE_WIDTHS = {col.METRIC: 114, col.TEXT: 84, col.INT: 54, col.FLOAT: 54, col.BOOL: 54,
+                col.RANK: 44}  # fmt: skip
 
 
-def column_widths(columns: Sequence[col.Column]) -> tuple[str, ...]:
-    """The columns' widths as shares of the table ("12.5%"), summing to 100%."""
-    weights = [_WIDTHS.get(c.name, _TYPE_WIDTHS[c.type]) for c in columns]
-    total = sum(weights) or 1.0
-    return tuple(f"{100 * w / total:.2f}%" for w in weights)
+def column_widths(columns: Sequence[col.Column]) -> tuple[int, ...]:
+    """The columns' widths in pixels."""
+    return tuple(_WIDTHS.get(c.name, _TYPE_WIDTHS[c.type]) for c in columns)
 
 
 _DATATYPES = {col.INT: "number", col.FLOAT: "number", col.BOOL: "str"}

@@ -43,9 +43,11 @@ NO_ENTRY = "Choose an entry in the table or the menu."
 # The board's table in the window's width: a little smaller type, and words broken only
 # where they may be (Gradio's cells break "rescored" into "rescor" / "ed").
 CSS = """
-#board-table span.text { font-size: 12.5px; word-break: normal; overflow-wrap: break-word; }
-#board-table span.header { word-break: normal; overflow-wrap: normal; hyphens: none; }
+#board-table span.text { font-size: 12px; word-break: normal; overflow-wrap: break-word; }
+#board-table span.header { font-size: 12px; word-break: normal; overflow-wrap: normal; }
+#board-table .cell-wrap { padding: 6px 5px; }
 """
+PINNED = 2  # the rank and the model stay when a narrow window scrolls the table sideways
 TABLE_MAX_HEIGHT = 100_000  # pixels: the table never scrolls inside a box of its own
 
 
@@ -137,10 +139,11 @@ def _board_tab(gr: Any, first: Rendered) -> _BoardTab:
         columns = gr.Dropdown([(c.label, c.name) for c in col.COLUMNS if not c.shown],
                               value=[], multiselect=True, label="more columns",
                               elem_id="columns")  # fmt: skip
-    # the whole table in the page (no box of its own to scroll), fitted to its width
+    # the whole table in the page (no box of its own to scroll down), columns sized to fit
     grid = gr.Dataframe(_frame(first.table), datatype=list(first.table.datatypes),
                         column_widths=list(first.table.widths), interactive=False, wrap=True,
-                        max_height=TABLE_MAX_HEIGHT, elem_id="board-table",
+                        max_height=TABLE_MAX_HEIGHT, pinned_columns=PINNED,
+                        elem_id="board-table",
                         label="entries (click a row to open it)")  # fmt: skip
     slugs = gr.State(list(first.table.slugs))
     plot = gr.Plot(first.plot, format="png", label="score against parameters",
