@@ -1,4 +1,4 @@
-"""``splice leaderboard {init,add,rescore,show,export,serve,space,push}``.
+"""``splice leaderboard {init,add,remove,rescore,show,export,serve,space,push}``.
 
 ``serve``, ``space`` and ``push`` belong to the web page (``leaderboard/web/``): their
 modules give their options and run them, imported only when asked for.
@@ -23,7 +23,7 @@ from splice_build.errors import UserError
 from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard import store
 
-ACTIONS = ("init", "add", "rescore", "show", "export", "serve", "space", "push")
+ACTIONS = ("init", "add", "remove", "rescore", "show", "export", "serve", "space", "push")
 WEB = {
     "serve": ("splice_eval.leaderboard.web.serve", "serve the board's web page locally"),
     "space": ("splice_eval.leaderboard.web.space", "write a Hugging Face Space folder for a board"),
@@ -82,8 +82,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="add an entry missing videos, shown as partial with its coverage",
     )
     add.add_argument(
-        "--replace", action="store_true", help="replace the entry of the same model and settings"
+        "--allow-invalid",
+        action="store_true",
+        help="add an entry whose answers are more than "
+        f"{_invalid_max():.0%} unparsed or invalid (refused otherwise)",
     )
+    add.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the entries of the same model, settings and submitter (it says what goes)",
+    )
+    add.add_argument(
+        "--remove",
+        action="append",
+        default=[],
+        metavar="ITEM",
+        help="with --replace: a config or column (video_text, text.probe_blind) the replaced "
+        "entry has and the new files do not, named to let it go (repeat for each)",
+    )
+    remove = sub.add_parser("remove", help="take an entry off the board (kept in audit.jsonl)")
+    remove.add_argument("name", metavar="NAME", help="the entry's name or slug")
+    _board_option(remove)
     rescore = sub.add_parser("rescore", help="score every entry again with the installed metric")
     _board_option(rescore)
     rescore.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -123,6 +142,12 @@ def _lazy_class(base: type) -> type:
     return LazyParser
 
 
+def _invalid_max() -> float:
+    from splice_eval.leaderboard.submission import INVALID_MAX
+
+    return INVALID_MAX
+
+
 def _baseline_names() -> tuple[str, ...]:
     from splice_eval.leaderboard.references import BASELINES
 
@@ -137,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     return {
         "init": run_init,
         "add": run_add,
+        "remove": run_remove,
         "rescore": run_rescore,
         "show": run_show,
         "export": run_export,
@@ -217,6 +243,7 @@ def init_board(
             seed=seed,
             resamples=resamples,
             created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            stand_in=card.stand_in,
         )
         store.write_config(staged, cfg)
         store.write_videos(staged, found)
@@ -251,9 +278,13 @@ def run_add(args: argparse.Namespace) -> int:
         name=args.name,
         allow_partial=args.allow_partial,
         replace=args.replace,
+        remove=args.remove,
+        allow_invalid=args.allow_invalid,
     )
     for note in score.get("notes", []):
         print(f"note: {note}", file=sys.stderr)
+    for line in score.get("replaced", []):
+        print(line)
     for config, block in score["configs"].items():
         value = block["metrics"][col.DEFAULT_METRIC]
         partial = f", partial: coverage {block['coverage']:.1%}" if block["partial"] else ""
@@ -261,6 +292,17 @@ def run_add(args: argparse.Namespace) -> int:
             f"added {slug} ({config}): {col.DEFAULT_METRIC} {value['value']:.4f} "
             f"[{value['low']:.4f}, {value['high']:.4f}]{partial}"
         )
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    from splice_eval.leaderboard import changes
+
+    board = _local(args.board)
+    store.read_config(board)
+    gone = changes.remove_entry(board, args.name)
+    print(f"removed {changes.describe(gone)}")
+    print(f"(recorded in {board / store.AUDIT_FILE})")
     return 0
 
 
@@ -272,8 +314,12 @@ def run_rescore(args: argparse.Namespace) -> int:
     changed = changes.rescore(board, progress=not args.no_progress)
     for line in changed:
         print(line)
-    print(f"rescored {board}: {len(changed)} change(s)")
-    return 0
+    failed = sum(changes.NOT_RESCORED in line for line in changed)
+    print(
+        f"rescored {board}: {len(changed)} change(s)"
+        + (f", {failed} entries not" if failed else "")
+    )
+    return 1 if failed else 0
 
 
 def _rows(args: argparse.Namespace):

@@ -4,7 +4,14 @@ once) and written after each change, so ``show`` and the page read one file.
 
 It is a cache, never a source: a board whose entry folders differ from it (added, removed,
 a score.json of another size) is indexed again when read; a read-only board (a Hub
-snapshot) is indexed in memory.
+snapshot) is indexed in memory. Every metric's ranks are indexed (``Entry.ranks``), so
+ranking by any of them reads this file and computes nothing.
+
+A score.json is the board's own file, yet a board folder can be edited by hand or arrive
+in a pull request: an entry is ranked only when its score could have been written by the
+scorer (``_untrusted``): a reported row is exactly one of the paper's, a row without
+prediction files is the paper's or ``random (exact)``, its provenance holds to the meta
+rules. Any other is shown with its error and never ranked (``rescore`` removes it).
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ from splice_eval.leaderboard.records import (
 )
 from splice_eval.leaderboard.submission import decode_values
 
-INDEX_SCHEMA = 1
+INDEX_SCHEMA = 2
+RANDOM_EXACT = "random-exact"  # the slug init gives the metric's random expectation
 
 
 def _stamps(board: Path) -> dict[str, int]:
@@ -62,7 +70,8 @@ def _entries_of(slug: str, score: dict[str, Any], breakdowns: bool) -> list[Entr
                 name=str(score["name"]),
                 slug=slug,
                 config=config,
-                tier=score.get("tier", RESCORED),
+                # a stored tier is the scorer's (reported or rescored); reproduced is found
+                tier=REPORTED if score.get("tier") == REPORTED else RESCORED,
                 kind=score.get("kind", "model"),
                 coverage=float(block.get("coverage", 1.0)),
                 partial=bool(block.get("partial", False)),
@@ -85,19 +94,63 @@ def _read_score(board: Path, slug: str) -> dict[str, Any]:
     return store.read_json(board / store.ENTRIES / slug / store.SCORE_FILE)
 
 
-def _broken(slug: str, exc: Exception) -> Entry:
+def _broken(slug: str, exc: Exception, what: str = "score.json unreadable") -> Entry:
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return Entry(name=slug, slug=slug, config="", error=f"score.json unreadable: {reason}"[:300])
+    return Entry(name=slug, slug=slug, config="", error=f"{what}: {reason}"[:300])
+
+
+class Untrusted(ValueError):
+    """A score.json the scorer could not have written."""
+
+
+def _paper_rows() -> dict[str, dict[str, Any]]:
+    from splice_eval.leaderboard.references import paper_scores
+
+    return {"paper-" + store.slug_of(p["provenance"]["model"]): p for p in paper_scores()}
+
+
+def _untrusted(slug: str, score: dict[str, Any], papers: dict[str, dict[str, Any]]) -> None:
+    """Raise ``Untrusted`` when the entry's score could not come from the scorer."""
+    from splice_build.errors import UserError
+    from splice_eval.leaderboard.meta import checked
+
+    files = score.get("prediction_files") or []
+    if score.get("tier", RESCORED) == REPORTED or not files:
+        paper = papers.get(slug)
+        if paper is not None and not files:
+            if {k: score.get(k) for k in paper} != paper:
+                raise Untrusted("a reported row that is not the paper's as published")
+        elif not (slug == RANDOM_EXACT and not files and score.get("tier") == RESCORED):
+            raise Untrusted(
+                "no prediction files: only init makes rows without them (the paper's and "
+                "random (exact)); `splice leaderboard rescore` removes it"
+            )
+    prov = {
+        k: v
+        for k, v in score.get("provenance", {}).items()
+        if k != "paper" and v not in (None, "", {})
+    }
+    try:
+        checked(prov, "provenance")
+    except UserError as exc:
+        raise Untrusted(str(exc)) from None
 
 
 def _scores(board: Path) -> Iterator[tuple[str, dict[str, Any] | None, Entry | None]]:
+    papers = _paper_rows()
     for slug in store.entry_slugs(board):
         try:
             score = _read_score(board, slug)
             _entries_of(slug, score, breakdowns=False)  # checks the shape
-            yield slug, score, None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             yield slug, None, _broken(slug, exc)
+            continue
+        try:
+            _untrusted(slug, score, papers)
+        except Untrusted as exc:
+            yield slug, None, _broken(slug, exc, "not ranked")
+            continue
+        yield slug, score, None
 
 
 def _vectors(
@@ -138,9 +191,13 @@ def ranks_for(board: Path, config: str, metric: str) -> dict[str, tuple[int, int
     return compute_ranks(board, store.read_config(board), metric).get(config, {})
 
 
-def _reproduced(entries: list[Entry], metric: str) -> set[tuple[str, str]]:
-    """(slug, config) of re-scored entries that an independent entry (another submitter
-    or another slug with the same model and settings) agrees with within their intervals."""
+def _reproduced(
+    entries: list[Entry], metric: str, answers: dict[tuple[str, str], str]
+) -> set[tuple[str, str]]:
+    """(slug, config) of re-scored entries that an independent entry agrees with within
+    their intervals: the same model and settings, another submitter (compared
+    case-insensitively, both named) and other answers (``answers``: each entry's
+    fingerprint of its orders; the same answers twice are one run, not two)."""
     from splice_eval.leaderboard.submission import settings_key
 
     by_key: dict[str, list[Entry]] = {}
@@ -151,7 +208,11 @@ def _reproduced(entries: list[Entry], metric: str) -> set[tuple[str, str]]:
     for group in by_key.values():
         for a in group:
             for b in group:
-                if a.slug == b.slug or a.provenance.submitter == b.provenance.submitter:
+                who_a, who_b = a.provenance.submitter.casefold(), b.provenance.submitter.casefold()
+                if a.slug == b.slug or not who_a or not who_b or who_a == who_b:
+                    continue
+                fa, fb = answers.get((a.slug, a.config)), answers.get((b.slug, b.config))
+                if not fa or not fb or fa == fb:
                     continue
                 va, vb = a.metrics.get(metric), b.metrics.get(metric)
                 if va is None or vb is None or None in (va.low, va.high, vb.low, vb.high):
@@ -169,13 +230,20 @@ def rebuild(board: Path, cfg: BoardConfig, *, write: bool = True) -> dict[str, A
     for slug, score, broken in scores:
         entries.extend([broken] if broken else _entries_of(slug, score, breakdowns=False))
     metric = col.DEFAULT_METRIC
-    ranks = compute_ranks(board, cfg, metric, scores)
-    twins = _reproduced(entries, metric)
+    every = {m: compute_ranks(board, cfg, m, scores) for m in col.METRICS}
+    ranks = every[metric]
+    answers = {
+        (slug, config): block.get("answers")
+        for slug, score, _ in scores
+        for config, block in (score or {}).get("configs", {}).items()
+    }
+    twins = _reproduced(entries, metric, answers)
     out = []
     for e in entries:
         low, high = ranks.get(e.config, {}).get(e.slug, (None, None))
         tier = REPRODUCED if (e.slug, e.config) in twins else e.tier
-        out.append(replace(e, rank_low=low, rank_high=high, tier=tier).as_dict())
+        mine = {m: r[e.config][e.slug] for m, r in every.items() if e.slug in r.get(e.config, {})}
+        out.append(replace(e, rank_low=low, rank_high=high, tier=tier, ranks=mine).as_dict())
     index = {
         "schema": INDEX_SCHEMA,
         "ranking_metric": metric,
@@ -206,6 +274,7 @@ def _entry(data: dict[str, Any]) -> Entry:
         metric_version=data["metric_version"],
         prediction_file=data["prediction_file"],
         error=data["error"],
+        ranks={m: (int(r[0]), int(r[1])) for m, r in data.get("ranks", {}).items()},
     )
 
 

@@ -2,7 +2,9 @@
 puts first: ``splice run``, ``splice baseline``, VLMEvalKit's dataset class), completed by
 the submitter's ``meta.yaml``. ``meta.yaml`` is data: a mapping of known keys only
 (refused naming the first other key), each of the type it must be, bounded in size, and it
-cannot contradict a value the file records (refused naming the key and both values).
+cannot contradict a value the file records (refused naming every such key and both
+values, in one message). Each number has a range (``RANGES``): a value no view can show
+(``params_b: 1.0e+22`` breaks the page's slider) is refused here, not found there.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from splice_build.errors import UserError
 from splice_eval.leaderboard.records import Provenance
-from splice_eval.leaderboard.store import read_limited
+from splice_eval.leaderboard.store import read_yaml
 
 META_MAX = 32 * 1024  # bytes of a meta.yaml
 TEXT_MAX = 500  # characters of one text value
@@ -23,6 +25,9 @@ WEIGHTS = ("open", "closed")
 CONTAMINATION = ("yes", "no", "unknown")
 CLIPS_AS = ("video", "frames", "images")
 KNOWN = tuple(f.name for f in fields(Provenance) if f.name != "paper")
+# Each number's range, inclusive: parameters in billions (the largest models are a few
+# thousand), the frames' longer side in pixels, a generation setting's value.
+RANGES = {"params_b": (1e-3, 1e5), "long_side": (1, 16384), "generation": (-1e9, 1e9)}
 
 
 def _text(key: str, value: Any, where: str) -> str:
@@ -35,10 +40,11 @@ def _text(key: str, value: Any, where: str) -> str:
 
 
 def _number(key: str, value: Any, where: str, integer: bool = False) -> float | int:
+    low, high = RANGES[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(f"{where}: {key} must be a number, got {value!r:.60}")
-    if not math.isfinite(value) or value <= 0:
-        raise UserError(f"{where}: {key} must be a positive number, got {value!r}")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise UserError(f"{where}: {key} must be a number from {low:g} to {high:g}, got {value!r}")
     return int(value) if integer else float(value)
 
 
@@ -83,20 +89,21 @@ def checked(data: Any, where: str) -> dict[str, Any]:
 
 
 def _scalar(key: str, value: Any, where: str) -> Any:
-    if value is None or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        low, high = RANGES["generation"]
+        if not math.isfinite(value) or not low <= value <= high:
+            raise UserError(
+                f"{where}: {key} must be a number from {low:g} to {high:g}, got {value!r}"
+            )
         return value
     return _text(key, value, where)
 
 
 def read_meta(path: Path) -> dict[str, Any]:
-    """A submitted ``meta.yaml`` as checked values."""
-    import yaml
-
-    text = read_limited(path, "meta file", META_MAX)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    """A submitted ``meta.yaml`` as checked values (bounded in size and nesting)."""
+    data = read_yaml(path, "meta file", META_MAX)
     return checked({} if data is None else data, str(path))
 
 
@@ -148,16 +155,30 @@ def _settings(md: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def provenance(
-    metadata: Mapping[str, Any] | None, submitted: Mapping[str, Any], where: str
+    metadata: Mapping[str, Any] | None,
+    submitted: Mapping[str, Any],
+    where: str,
+    model: str = "",
 ) -> Provenance:
-    """The file's values, completed by the submitted ones; a submitted value that differs
-    from the file's is refused (the file records what was run)."""
+    """The file's values (``model``: the model its rows name, which the metadata line
+    names too), completed by the submitted ones; submitted values that differ from the
+    file's are refused, every one in one message (the file records what was run)."""
     recorded = from_file(metadata)
-    for key, value in submitted.items():
-        if key in recorded and recorded[key] != value and not _same(recorded[key], value):
-            raise UserError(
-                f"{where}: {key} {value!r} contradicts the prediction file's {recorded[key]!r}"
-            )
+    if model and "model" not in recorded:
+        recorded["model"] = model
+    found = [
+        f"{key} {value!r} contradicts the prediction file's {recorded[key]!r}"
+        for key, value in submitted.items()
+        if key in recorded and recorded[key] != value and not _same(recorded[key], value)
+    ]
+    if found:
+        keys = ", ".join(
+            k for k in submitted if k in recorded and not _same(recorded[k], submitted[k])
+        )
+        raise UserError(
+            f"{where}: {'; '.join(found)} (the file records what was run: remove {keys} "
+            "from the meta file)"
+        )
     return replace(Provenance(), **{**submitted, **recorded})
 
 

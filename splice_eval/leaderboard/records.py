@@ -8,7 +8,7 @@ rows, reported by the authors). An entry that cannot be read stays on the board 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,9 @@ class BoardConfig:
     seed: int = 0  # the bootstrap's seed (intervals and ranks)
     resamples: int = 1000  # bootstrap resamples (at least 1,000)
     created: str = ""
+    # the build's card says splice_build.stand_in: its clips were cut from rendered
+    # stand-in videos (the demo's), not COIN's; every view says so (STAND_IN_NOTE)
+    stand_in: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class Entry:
     metric_version: str = ""  # the metric its scores came from ("" for reported rows)
     prediction_file: str = ""  # relative to the board, "" when there is none
     error: str | None = None  # why the entry could not be read
+    # every ranking metric's (rank_low, rank_high) in this config (``rank_low``/``rank_high``
+    # are the board's ranking metric's), indexed once per change
+    ranks: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def rank_text(self) -> str:
@@ -135,6 +141,7 @@ class Entry:
             "metric_version": self.metric_version,
             "prediction_file": self.prediction_file,
             "error": self.error,
+            "ranks": {m: list(r) for m, r in self.ranks.items()},
         }
 
 
@@ -150,9 +157,44 @@ class Board:
     notes: tuple[str, ...] = ()
 
     @property
+    def stand_in(self) -> bool:
+        """Whether the board ranks a stand-in build (every view shows ``STAND_IN_NOTE``)."""
+        return self.config.stand_in
+
+    @property
     def stale(self) -> bool:
         """Whether any score came from another metric version than the installed one."""
         return any(n.startswith(STALE_PREFIX) for n in self.notes)
 
 
 STALE_PREFIX = "STALE:"
+# The banner of a board of a stand-in build (``Board.stand_in``), in every view and export.
+STAND_IN_NOTE = (
+    "STAND-IN BUILD: this board ranks a build cut from rendered stand-in videos (the demo's; "
+    "its card says splice_build.stand_in: true), not COIN's: its scores say nothing about "
+    "the benchmark, and the paper's rows beside them were measured on other videos"
+)
+
+
+def distinct_labels(entries: Sequence[Entry]) -> dict[str, str]:
+    """slug -> how a row is named where two entries share a name: the name, then the
+    submitter and date that tell them apart (then the slug, when those agree too)."""
+    names: dict[str, list[Entry]] = {}
+    for e in {e.slug: e for e in entries}.values():
+        names.setdefault(e.name.casefold(), []).append(e)
+    out = {}
+    for group in names.values():
+        for e in group:
+            if len(group) == 1:
+                out[e.slug] = e.name
+                continue
+            parts = [p for p in (e.provenance.submitter, e.provenance.date) if p]
+            same = [
+                o
+                for o in group
+                if [p for p in (o.provenance.submitter, o.provenance.date) if p] == parts
+            ]
+            if len(same) > 1 or not parts:
+                parts.append(e.slug)
+            out[e.slug] = f"{e.name} ({', '.join(parts)})"
+    return out

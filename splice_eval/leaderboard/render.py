@@ -21,8 +21,8 @@ from typing import Any
 
 from splice_build.errors import UserError
 from splice_eval.leaderboard import columns as col
-from splice_eval.leaderboard.records import Board
-from splice_eval.leaderboard.table import STAND_IN_BANNER, notes_lines, stand_in
+from splice_eval.leaderboard.records import STAND_IN_NOTE, Board
+from splice_eval.leaderboard.table import notes_lines
 
 METHOD = (
     "Ranks: paired bootstrap over videos ({resamples} resamples, seed {seed}); A is better "
@@ -52,7 +52,7 @@ def view_columns(
 ) -> tuple[col.Column, ...]:
     """``columns.view_columns`` for this board: the error column only when an entry has one
     (an always-empty column costs every view its width)."""
-    columns = col.view_columns(config, metric, stand_in=stand_in(board))
+    columns = col.view_columns(config, metric, stand_in=board.stand_in)
     errors = any(r.get("error") for r in rows)
     return tuple(c for c in columns if c.name != "error" or errors)
 
@@ -152,7 +152,7 @@ def markdown(board: Board, rows: Sequence[dict[str, Any]], config: str | None, m
         return md_escape(text) if c.type == col.TEXT else text
 
     body = [[cell(c, r) for c in columns] for r in rows]
-    banner = [f"> **{STAND_IN_BANNER}**"] if stand_in(board) else []
+    banner = [f"> **{STAND_IN_NOTE}**"] if board.stand_in else []
     notes = [*banner, *(f"> **{md_escape(n)}**" for n in board.notes)]
     c = board.config
     ranking = (
@@ -214,7 +214,7 @@ def json_document(
     from splice_eval.leaderboard.table import ranks
     from splice_metric import metric_version
 
-    marked = stand_in(board)
+    marked = board.stand_in
     entries = []
     for cfg_name in [config] if config else sorted({e.config for e in board.entries if e.config}):
         found = ranks(board, cfg_name, metric)
@@ -233,7 +233,7 @@ def json_document(
         "installed_metric_version": metric_version(),
         "ranking": {"config": config, "metric": metric, "method": method(board)},
         "stand_in": marked,
-        "banner": STAND_IN_BANNER if marked else None,
+        "banner": STAND_IN_NOTE if marked else None,
         "notes": list(board.notes),
         "entries": entries,
     }

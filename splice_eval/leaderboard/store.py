@@ -5,6 +5,7 @@ the lock that serializes changes, and entry folders whose paths never leave the 
     <board>/videos.json           the build's videos: ids, clip counts, domains, tasks
     <board>/index.json            every entry's summary and the ranks (derived; rebuilt
                                   from the score.json files when missing or out of date)
+    <board>/audit.jsonl           one line per entry removed or replaced (what went, when)
     <board>/entries/<slug>/       one submission (or reference row):
         predictions.<ext>.gz      the prediction file as submitted, compressed
         meta.yaml                 provenance as submitted (refused unless known keys)
@@ -45,7 +46,10 @@ SCORE_FILE = "score.json"
 META_FILE = "meta.yaml"
 PREDICTIONS_STEM = "predictions"
 DEFAULT_BOARD = "./splice-board"
+AUDIT_FILE = "audit.jsonl"
 BOARD_YAML_MAX = 64 * 1024  # bytes of board.yaml read
+YAML_DEPTH_MAX = 8  # nesting of a board.yaml or meta.yaml (a mapping of scalars, one deeper)
+RESAMPLES_MAX = 20_000  # board.yaml's resamples: resamples x videos float32 counts in memory
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 
 
@@ -72,30 +76,74 @@ def entry_slugs(board: Path) -> list[str]:
 
 
 def read_config(board: Path) -> BoardConfig:
-    """``board.yaml``: refused naming the file when missing or not a board's."""
-    import yaml
-
+    """``board.yaml``: refused naming the file when missing or not a board's, and naming the
+    key whose value is not of its type or range."""
     path = board / BOARD_FILE
     if not path.is_file():
         raise UserError(
             f"{board}: no {BOARD_FILE} (not a board; make one with `splice leaderboard init "
             f"--board {board} --data BUILD`)"
         )
-    data = read_limited(path, "board file", BOARD_YAML_MAX)
-    try:
-        loaded = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    loaded = read_yaml(path, "board file", BOARD_YAML_MAX)
     if not isinstance(loaded, dict):
         raise UserError(f"{path}: not a mapping")
     known = set(BoardConfig.__dataclass_fields__)
     unknown = sorted(set(map(str, loaded)) - known)
     if unknown:
         raise UserError(f"{path}: unknown key {unknown[0]!r}")
+    for key in ("build_id", "data", "metric_version"):
+        if key not in loaded:
+            raise UserError(f"{path}: {key} is missing")
+    for key, value in loaded.items():
+        problem = _config_problem(key, value)
+        if problem:
+            raise UserError(f"{path}: {key}: {problem}, got {value!r:.60}")
+    return BoardConfig(**loaded)
+
+
+def _config_problem(key: str, value: object) -> str:
+    """What is wrong with one board.yaml value ("" when nothing)."""
+    from splice_eval.leaderboard.statistics import MIN_RESAMPLES
+
+    if key in ("build_id", "data", "metric_version", "created"):
+        return "" if isinstance(value, str) and len(value) <= 500 else "must be text"
+    if key == "stand_in":
+        return "" if isinstance(value, bool) else "must be true or false"
+    bounds = {
+        "videos": (0, 10**7),
+        "seed": (0, 2**32 - 1),
+        "resamples": (MIN_RESAMPLES, RESAMPLES_MAX),
+    }
+    low, high = bounds[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return f"must be a whole number from {low} to {high}"
+    return ""
+
+
+def read_yaml(path: Path, what: str, limit: int) -> object:
+    """A user's (or a board's) YAML file, bounded in size (``read_limited``) and in nesting
+    (``YAML_DEPTH_MAX``, counted on the parser's events before anything is built: building
+    recurses, so a 10 kB file of lists nested 5,000 deep would end in a RecursionError)."""
+    import yaml
+
+    text = read_limited(path, what, limit)
     try:
-        return BoardConfig(**loaded)
-    except TypeError as exc:
-        raise UserError(f"{path}: {exc}") from None
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > YAML_DEPTH_MAX:
+                    raise UserError(
+                        f"{what} {path}: nested more than {YAML_DEPTH_MAX} levels deep "
+                        f"(line {event.start_mark.line + 1})"
+                    )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise UserError(f"{what} {path}: nested too deep") from None
 
 
 def read_limited(path: Path, what: str, limit: int) -> str:
@@ -126,7 +174,17 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A board's own JSON file; a recursion bomb reads as a ValueError, as any bad JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path.name}: nested too deep") from None
+
+
+def append_audit(board: Path, record: dict[str, Any]) -> None:
+    """One line of ``audit.jsonl``: an entry removed or replaced, never rewritten."""
+    with (board / AUDIT_FILE).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 @contextlib.contextmanager

@@ -30,6 +30,10 @@ from splice_eval.leaderboard.store import BoardVideos
 
 SCHEMA = 1
 MISSING_SHOWN = 3
+# An entry whose answered videos are more than this share unparsed or invalid (no
+# readable order, an order that is not a permutation, a failed request) is refused unless
+# --allow-invalid: a broken run scored 0.0, not a model's result. Any share is a note.
+INVALID_MAX = 0.5
 # The provenance fields that make two entries of one model and config the same run (an
 # add of the same again is refused unless --replace); the submitter makes it independent.
 SETTINGS = ("frames", "long_side", "clips_as", "prompt_version", "generation", "revision")
@@ -131,11 +135,13 @@ def score_files(
     name: str | None = None,
     kind: str = MODEL,
     meta_name: str = "meta.yaml",
+    allow_invalid: bool = True,
 ) -> dict[str, Any]:
     """A submission's ``score.json`` from its prediction files (``files``: readable copies,
     ``shown_names``: how messages name them). Refused (UserError, one line): another
     build's answers, a video answered twice (duplicate or contradicting rows), several
-    models, missing videos without ``allow_partial``."""
+    models, missing videos without ``allow_partial``, more than ``INVALID_MAX`` of the
+    answers unparsed or invalid without ``allow_invalid``."""
     from splice_eval.scoring.probe_effects import per_video
     from splice_eval.scoring.runs import NO_PROBE, read_runs
     from splice_metric import metric_version
@@ -180,12 +186,14 @@ def score_files(
                 f"{', '.join(map(repr, missing[:MISSING_SHOWN]))}); pass --allow-partial to "
                 "add it as a partial entry"
             )
+        notes += _invalid_note(run, refs, _named(run, files, shown_names), allow_invalid)
         vecs = per_video(run, refs)
         raw_vectors[run.config] = vecs
         blocks[run.config] = config_block(
             vecs, videos, cfg, coverage=coverage, partial=coverage < 1, groups=groups
         )
         blocks[run.config]["settings"] = settings_key(provenance, run.config)
+        blocks[run.config]["answers"] = answers_digest(run.orders)
     _extras(runs, main, blocks, refs, cfg)
     if "video_text" in raw_vectors and "text" in raw_vectors:
         for metric in col.METRICS:
@@ -209,6 +217,42 @@ def score_files(
     }
 
 
+def answers_digest(orders: Mapping[str, Sequence[int] | None]) -> str:
+    """A fingerprint of a run's answers (every video's order read): two entries with the
+    same answers are one run submitted twice, never an independent reproduction."""
+    import hashlib
+    import json
+
+    canonical = json.dumps(sorted((v, o) for v, o in orders.items()), separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def _invalid_note(
+    run: Any, refs: Mapping[str, Sequence[int]], shown: str, allow_invalid: bool
+) -> list[str]:
+    """The share of the answered videos unparsed and invalid, as a note; refused above
+    ``INVALID_MAX`` unless ``allow_invalid``."""
+    from splice_eval.scoring.runs import invalid_counts
+
+    counts = invalid_counts(run, refs)
+    answered = len(refs) - counts.missing
+    bad = counts.unparsed + counts.invalid + counts.errors
+    if not answered or not bad:
+        return []
+    words = (
+        f"{shown}: config {run.config}: of {answered} answers, {counts.unparsed / answered:.1%} "
+        f"unparsed (no readable order), {counts.invalid / answered:.1%} invalid (not a "
+        f"permutation of the clips)"
+        + (f", {counts.errors / answered:.1%} failed requests" if counts.errors else "")
+    )
+    if bad / answered > INVALID_MAX and not allow_invalid:
+        raise UserError(
+            f"{words}: more than {INVALID_MAX:.0%} scored wrong for want of an order; pass "
+            "--allow-invalid to add it anyway"
+        )
+    return [words]
+
+
 def _provenance(
     runs: Sequence[Any], submitted: Mapping[str, Any], meta_name: str, model: str
 ) -> Provenance:
@@ -221,7 +265,7 @@ def _provenance(
     if metadata is None:
         producer = next(filter(None, (producer_of(s.file) for r in runs for s in r.sources)), "")
         metadata = {"producer": producer} if producer else None
-    provenance = meta_mod.provenance(metadata, submitted, meta_name)
+    provenance = meta_mod.provenance(metadata, submitted, meta_name, model)
     if not provenance.model:
         provenance = Provenance(**{**asdict(provenance), "model": model})
     return provenance

@@ -10,7 +10,6 @@ entries' ``score.json`` files when it is missing or older than one of them).
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,12 @@ from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard.records import (
     REPRODUCED,
     STALE_PREFIX,
+    STAND_IN_NOTE,
     TIERS,
     Board,
     Entry,
     MetricValue,
+    distinct_labels,
 )
 
 
@@ -87,7 +88,7 @@ def board_rows(
     in ``config`` (default ``columns.DEFAULT_CONFIG``) by ``metric``; with ``config`` only
     submissions that answered it. Rows are ranked rows first, by that metric (best first),
     then unranked rows (``_sort_key``); ``rank`` is the honest rank range
-    (``records.Entry.rank_text``); ``stand_in`` is the board's (``stand_in``)."""
+    (``records.Entry.rank_text``); ``stand_in`` is the board's (``Board.stand_in``)."""
     if metric not in col.METRICS:
         raise UserError(f"--metric {metric}: expected one of {', '.join(col.METRICS)}")
     if config is not None and config not in sd.CONFIGS:
@@ -98,7 +99,7 @@ def board_rows(
     for entry in board.entries:
         by_slug.setdefault(entry.slug, {})[entry.config] = entry
     higher = metric not in col.LOWER_IS_BETTER
-    marked = stand_in(board)
+    labels = distinct_labels(board.entries)  # two entries of one name told apart
     rows = []
     for slug, entries in by_slug.items():
         if config is not None and config not in entries and "" not in entries:
@@ -106,10 +107,11 @@ def board_rows(
         ranked = entries.get(rank_config)
         first = ranked or next(iter(entries.values()))
         row = _row(first, entries, metric)
+        row["name"] = labels.get(slug, row["name"])
         low, high = found.get(slug, (None, None))
         row["rank_low"], row["rank_high"] = low, high
         row["rank"] = Entry(**{**_fields(first), "rank_low": low, "rank_high": high}).rank_text
-        row[col.STAND_IN] = marked
+        row[col.STAND_IN] = board.stand_in
         row["_sort"] = _sort_key(low is not None, _value(ranked, metric), higher)
         rows.append(row)
     rows.sort(key=lambda r: (r.pop("_sort"), str(r["name"]).lower()))
@@ -123,6 +125,12 @@ def _fields(entry: Entry) -> dict[str, Any]:
 def ranks(board: Board, config: str, metric: str) -> dict[str, tuple[int | None, int | None]]:
     """Each submission's rank range in ``config`` by ``metric``: the board's precomputed
     ranks for its ranking metric, computed from the stored per-video scores otherwise."""
+    if any(e.ranks for e in board.entries):  # indexed: every metric's ranks
+        return {
+            e.slug: e.ranks[metric]
+            for e in board.entries
+            if e.config == config and metric in e.ranks
+        }
     if metric == board.ranking_metric:
         return {
             e.slug: (e.rank_low, e.rank_high)
@@ -182,38 +190,10 @@ def _visual_gain(entries: dict[str, Entry], metric: str) -> MetricValue | None:
     return MetricValue(vt.value - tx.value)
 
 
-STAND_IN_BANNER = (
-    "STAND-IN BUILD: this board's build was cut from rendered stand-in videos (the demo's), "
-    "not COIN's; its scores say nothing of a model on SPLICE and are not comparable with the "
-    "paper's rows."
-)
-
-
-def stand_in(board: Board) -> bool:
-    """Whether the board ranks a stand-in build: the flag the board recorded from the build's
-    card at init where it has one, else the card of the build it was made from
-    (``board.yaml``'s ``data``, when that folder is at hand)."""
-    for recorded in (getattr(board, "stand_in", None), getattr(board.config, "stand_in", None)):
-        if isinstance(recorded, bool):
-            return recorded
-    return _card_says_stand_in(board.config.data)
-
-
-@functools.lru_cache(maxsize=8)
-def _card_says_stand_in(data: str) -> bool:
-    if not data or sd.is_hub_id(data) or not Path(data).is_dir():
-        return False
-    try:
-        from splice_build.output.card_reader import read_card
-    except ImportError:  # the Space's copy of the page carries no build reader
-        return False
-    return read_card(data).stand_in
-
-
 def notes_lines(board: Board) -> list[str]:
     """What every view prints above the table: the stand-in banner, then the board's notes
     (a board scored with another metric)."""
-    return [*([STAND_IN_BANNER] if stand_in(board) else []), *board.notes]
+    return [*([STAND_IN_NOTE] if board.stand_in else []), *board.notes]
 
 
 def is_stale_note(note: str) -> bool:

@@ -12,8 +12,8 @@ from typing import Any
 import splice_dataset as sd
 
 from .. import columns as col
-from ..records import TIERS, Board
-from ..table import STAND_IN_BANNER, board_rows, stand_in
+from ..records import STAND_IN_NOTE, TIERS, Board
+from ..table import board_rows
 from . import text
 from .plots import Point, score_vs_params
 
@@ -219,8 +219,8 @@ def header(board: Board) -> str:
         f"Build `{text.plain(c.build_id)}` · metric version `{text.plain(c.metric_version)}` · "
         f"{len({e.slug for e in board.entries})} entries",
     ]
-    if stand_in(board):
-        lines.append(f"> ⚠️ **{text.md(STAND_IN_BANNER)}**")
+    if board.stand_in:
+        lines.append(f"> ⚠️ **{text.md(STAND_IN_NOTE)}**")
     if board.stale:
         lines.append(
             "> **Stale scores:** some scores on this board come from another metric version "

@@ -44,6 +44,7 @@ VENDORED = (
     "splice_eval.leaderboard.meta",
     "splice_eval.leaderboard.statistics",
     "splice_eval.leaderboard.submission",
+    "splice_eval.leaderboard.references",  # index checks reported rows against the paper's
     "splice_eval.leaderboard.index",
     "splice_eval.leaderboard.table",
     "splice_eval.leaderboard.web",

@@ -123,7 +123,7 @@ def test_add_provenance_and_refusals_leave_board_unchanged(board, demo_build, tm
     (tmp_path / "bad.yaml").write_text("params_b: 7\nscript: rm -rf /\n")
     (tmp_path / "lie.yaml").write_text("frames: 32\n")
     refusals = [
-        ([str(pred), "--meta", str(meta)], "same config and settings; pass --replace"),
+        ([str(pred), "--meta", str(meta)], "same config, settings and submitter; pass --replace"),
         ([str(other)], "another build"),
         ([str(dup)], "two predictions"),
         ([str(partial)], "have no answer"),
@@ -182,17 +182,6 @@ def test_visual_gain_and_any_metric_ranks(board, demo_build, tmp_path, capsys):
     by_edit = _show(board, "--config", "text", "--metric", "edit_distance", capsys=capsys)
     ranked = {e["name"]: e for e in by_edit["entries"] if e["rank_low"] is not None}
     assert ranked["g"]["rank_low"] > 1  # reversed orders: the worst edit distance
-
-
-def test_two_independent_entries_that_agree_are_reproduced(board, demo_build, tmp_path, capsys):
-    pred = _answers(demo_build, tmp_path / "r.jsonl", model="r", right=True)
-    for who in ("alice", "bob"):
-        (tmp_path / f"{who}.yaml").write_text(f"submitter: {who}\n")
-        args = [str(pred), "--board", str(board), "--meta", str(tmp_path / f"{who}.yaml")]
-        assert main(["leaderboard", "add", *args, "--name", f"r {who}"]) == 0
-    tiers = {e["name"]: e["tier"] for e in _show(board, capsys=capsys)["entries"]}
-    assert tiers["r alice"] == tiers["r bob"] == "reproduced"
-    assert tiers["identity (baseline)"] == "rescored"
 
 
 def test_rescore_reports_changes_and_clears_stale_note(board, capsys):
@@ -315,6 +304,7 @@ def test_toolkit_files_without_a_metadata_line_are_labelled_by_their_rows(
     assert main(["leaderboard", "add", str(samples), "--board", str(board), *lie]) == 2
     assert "contradicts the prediction file's 'lmms-eval'" in capsys.readouterr().err
     for path, name, toolkit in ((samples, "l", "lmms-eval"), (table, "v", "VLMEvalKit")):
-        assert main(["leaderboard", "add", str(path), "--board", str(board), "--name", name]) == 0
+        args = [str(path), "--board", str(board), "--name", name, "--allow-invalid"]
+        assert main(["leaderboard", "add", *args]) == 0  # (the table's answers: "x")
         entries = {e["name"]: e for e in _show(board, capsys=capsys)["entries"]}
         assert entries[name]["provenance"]["toolkit"] == toolkit
