@@ -98,13 +98,14 @@ def terminal(
     width: int | None = None,
 ) -> str:
     """``show``: the ranking by name, the table, the method. Fitted to ``width`` (default
-    ``terminal_width``): the rank, the model and the ranked metric always stay; other
-    columns leave from the right until the table fits, and a line names them."""
+    ``terminal_width``): the rank, the model, the ranked metric and an entry's error always
+    stay; other columns leave from the right until the table fits, and a line names them."""
     width = terminal_width() if width is None else width
     columns = list(view_columns(board, rows, config, metric))
     cells = {c.name: [_clean(cell_text(c, r))[:60] for r in rows] for c in columns}
     widths = {c.name: max([len(c.label)] + [len(v) for v in cells[c.name]]) for c in columns}
-    keep = {"rank", "name", col.metric_column(config or col.DEFAULT_CONFIG, metric), col.STAND_IN}
+    ranked = col.metric_column(config or col.DEFAULT_CONFIG, metric)
+    keep = {"rank", "name", ranked, col.STAND_IN, "error"}
     hidden: list[col.Column] = []
     while width and sum(widths[c.name] + 2 for c in columns) - 2 > width:
         droppable = [c for c in columns if c.name not in keep]
@@ -181,8 +182,9 @@ def csv_cell(text: str) -> str:
     return text
 
 
-# A CSV has no place above its header for the note every view shows while scores come from
-# another metric version: each row carries it in this last column (empty on a fresh board).
+# A CSV has no place above its header for the notes every view shows (a stand-in build's
+# banner, scores from another metric version): each row carries them in this last column
+# (empty on a fresh board of a real build).
 NOTE_COLUMN = "board_note"
 
 

@@ -40,13 +40,14 @@ BOARD_TAB, ENTRY_TAB, SUBMIT_TAB = "board", "entry", "submit"
 HIDDEN = {"api_visibility": "private", "queue": True}
 # A row's click opens its entry; the menu lists every entry by name (text, never markup).
 NO_ENTRY = "Choose an entry in the table or the menu."
-# The board's table in the window's width: a little smaller type, and words broken only
+# The page's tables in the window's width: a little smaller type, and words broken only
 # where they may be (Gradio's cells break "rescored" into "rescor" / "ed").
 CSS = """
-#board-table span.text { font-size: 12px; word-break: normal; overflow-wrap: break-word; }
-#board-table span.header { font-size: 12px; word-break: normal; overflow-wrap: normal; }
-#board-table .cell-wrap { padding: 6px 5px; }
+.splice-table .body-cell span { font-size: 12px; word-break: normal; overflow-wrap: break-word; }
+.splice-table span.header { font-size: 12px; word-break: normal; overflow-wrap: normal; }
+.splice-table .cell-wrap { padding: 6px 5px; }
 """
+TABLES = ["splice-table"]  # the class of the page's tables (CSS above)
 PINNED = 2  # the rank and the model stay when a narrow window scrolls the table sideways
 TABLE_MAX_HEIGHT = 100_000  # pixels: the table never scrolls inside a box of its own
 
@@ -143,7 +144,7 @@ def _board_tab(gr: Any, first: Rendered) -> _BoardTab:
     grid = gr.Dataframe(_frame(first.table), datatype=list(first.table.datatypes),
                         column_widths=list(first.table.widths), interactive=False, wrap=True,
                         max_height=TABLE_MAX_HEIGHT, pinned_columns=PINNED,
-                        elem_id="board-table",
+                        elem_id="board-table", elem_classes=TABLES,
                         label="entries (click a row to open it)")  # fmt: skip
     slugs = gr.State(list(first.table.slugs))
     plot = gr.Plot(first.plot, format="png", label="score against parameters",
@@ -232,14 +233,15 @@ def _entry_tab(gr: Any, entries: list[tuple[str, str]]) -> _EntryTab:
     prov = gr.Markdown(elem_id="entry-provenance", latex_delimiters=[])
     # hidden until an entry is chosen (an empty Dataframe shows a header "1 2 3")
     scores = gr.Dataframe(interactive=False, label="scores (95% intervals)",
-                          elem_id="entry-scores", wrap=True, visible=False)  # fmt: skip
+                          elem_id="entry-scores", elem_classes=TABLES, wrap=True,
+                          visible=False)  # fmt: skip
     with gr.Row():
         clip_plot = gr.Plot(format="png", label="by clip count", elem_id="clip-plot",
                             visible=False)  # fmt: skip
         domain_plot = gr.Plot(format="png", label="by domain", elem_id="domain-plot",
                               visible=False)  # fmt: skip
     parts = gr.Dataframe(interactive=False, label="breakdowns", wrap=True,
-                         elem_id="entry-breakdowns", max_height=480,
+                         elem_id="entry-breakdowns", elem_classes=TABLES, max_height=480,
                          visible=False)  # fmt: skip
     # every file of the entry (one per run: configs, probes, question formats), each a link
     download = gr.File(file_count="multiple", interactive=False, visible=False,
