@@ -184,6 +184,15 @@ def _summary(board: Path, slug: str) -> dict[str, Any]:
     }
 
 
+def _summary_of_any(board: Path, slug: str) -> dict[str, Any]:
+    """``_summary``, or the slug alone for a score.json that cannot be read."""
+    try:
+        return _summary(board, slug)
+    except (OSError, ValueError, AttributeError, TypeError):
+        empty: dict[str, Any] = {"configs": {}, "columns": [], "files": []}
+        return {"slug": slug, "name": slug, "model": "", "submitter": "", "date": ""} | empty
+
+
 def describe(summary: Mapping[str, Any]) -> str:
     configs = ", ".join(
         f"{c} {DEFAULT_METRIC} {'none' if v is None else f'{v:.4f}'}"
@@ -322,11 +331,7 @@ def remove_entry(board: Path, name: str) -> dict[str, Any]:
                     f"--board {board}` lists them; the slug column names each folder)"
                 )
             slug = named[0]
-        try:
-            summary = _summary(board, slug)
-        except (OSError, ValueError, AttributeError):
-            summary = {"slug": slug, "name": slug, "model": "", "submitter": "", "date": "",
-                       "configs": {}, "columns": [], "files": []}  # fmt: skip
+        summary = _summary_of_any(board, slug)
         _commit(board, cfg, None, slug)
         _audit(board, "removed", summary, "splice leaderboard remove")
     return summary
@@ -397,7 +402,7 @@ def rescore(board: Path, *, progress: bool = True) -> list[str]:
             elif slug == index.RANDOM_EXACT and not names:
                 new = random_exact(videos, cfg)  # the metric's expectation, again
             elif not names:
-                summary = _summary(board, slug)
+                summary = _summary_of_any(board, slug)
                 shutil.rmtree(folder)
                 _audit(board, "removed", summary, "rescore (no prediction files)")
                 changed.append(

@@ -85,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-invalid",
         action="store_true",
         help="add an entry whose answers are more than "
-        f"{_invalid_max():.0%} unparsed or invalid (refused otherwise)",
+        f"{_invalid_max() * 100:.0f}%% unparsed or invalid (refused otherwise)",
     )
     add.add_argument(
         "--replace",

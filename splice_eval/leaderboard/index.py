@@ -112,26 +112,25 @@ def _paper_rows() -> dict[str, dict[str, Any]]:
 def _untrusted(slug: str, score: dict[str, Any], papers: dict[str, dict[str, Any]]) -> None:
     """Raise ``Untrusted`` when the entry's score could not come from the scorer."""
     from splice_build.errors import UserError
-    from splice_eval.leaderboard.meta import checked
+    from splice_eval.leaderboard.meta import checked, shown_values
 
     files = score.get("prediction_files") or []
-    if score.get("tier", RESCORED) == REPORTED or not files:
-        paper = papers.get(slug)
-        if paper is not None and not files:
-            if {k: score.get(k) for k in paper} != paper:
-                raise Untrusted("a reported row that is not the paper's as published")
-        elif not (slug == RANDOM_EXACT and not files and score.get("tier") == RESCORED):
+    paper = papers.get(slug)
+    if score.get("tier") == REPORTED:
+        if paper is None or files:
             raise Untrusted(
-                "no prediction files: only init makes rows without them (the paper's and "
-                "random (exact)); `splice leaderboard rescore` removes it"
+                "a reported row that is not one of the paper's: only init makes them; "
+                "`splice leaderboard rescore` removes it"
             )
-    prov = {
-        k: v
-        for k, v in score.get("provenance", {}).items()
-        if k != "paper" and v not in (None, "", {})
-    }
+        if {k: score.get(k) for k in paper} != paper:
+            raise Untrusted("a reported row that is not the paper's as published")
+    elif not files and slug != RANDOM_EXACT:
+        raise Untrusted(
+            "no prediction files: only init makes rows without them (the paper's and "
+            "random (exact)); `splice leaderboard rescore` removes it"
+        )
     try:
-        checked(prov, "provenance")
+        checked(shown_values(Provenance(**score.get("provenance", {}))), "provenance")
     except UserError as exc:
         raise Untrusted(str(exc)) from None
 

@@ -88,6 +88,15 @@ def checked(data: Any, where: str) -> dict[str, Any]:
     return out
 
 
+def shown_values(provenance: Provenance) -> dict[str, Any]:
+    """The values an entry's provenance sets, as ``checked`` takes them."""
+    return {
+        f.name: getattr(provenance, f.name)
+        for f in fields(Provenance)
+        if f.name != "paper" and getattr(provenance, f.name) not in (None, "", {})
+    }
+
+
 def _scalar(key: str, value: Any, where: str) -> Any:
     if value is None or isinstance(value, bool):
         return value

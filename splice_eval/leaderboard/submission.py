@@ -268,6 +268,10 @@ def _provenance(
     provenance = meta_mod.provenance(metadata, submitted, meta_name, model)
     if not provenance.model:
         provenance = Provenance(**{**asdict(provenance), "model": model})
+    # what the file's metadata recorded is held to meta.yaml's rules too (a frame size
+    # of 1e30 is refused here, not found unranked on the board)
+    files = ", ".join(sorted({Path(s.file).name for r in runs for s in r.sources}))
+    meta_mod.checked(meta_mod.shown_values(provenance), f"{files or 'the file'}'s metadata")
     return provenance
 
 

@@ -27,7 +27,9 @@ from tests.splice_eval.leaderboard.test_command import (  # noqa: F401 - fixture
     board,
     seeded,
 )
+from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.paths import REPO
+from tests.support.scripted_runs import good
 
 DOCS = REPO / "docs" / "leaderboard.md"
 
@@ -175,6 +177,10 @@ def test_a_mostly_invalid_file_warns_and_is_refused_unless_allowed(
     assert f"{1 / videos:.1%} invalid" in capsys.readouterr().err
     documented = re.search(r"more than (\d+)% of its answers", DOCS.read_text())
     assert documented and int(documented.group(1)) == 50
+    with pytest.raises(SystemExit) as done:
+        main(["leaderboard", "add", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0 and "more than 50% unparsed or invalid" in help_text
 
 
 def test_every_contradiction_in_one_message_and_the_docs_example_fits_a_run_file(
@@ -200,6 +206,12 @@ def test_every_contradiction_in_one_message_and_the_docs_example_fits_a_run_file
     block = re.search(r"```yaml\n(.*?)```", DOCS.read_text(), re.S)
     example = _meta(tmp_path / "docs.yaml", block.group(1))
     assert _add(board, pred, "--meta", example) == 0, capsys.readouterr().err
+    # and against a real `splice run` file (a local OpenAI-compatible server answering)
+    run = tmp_path / "run.jsonl"
+    with FakeOpenAIServer(good) as server:
+        args = ["--endpoint", server.url, "--model", "org/real-run", "--data", str(demo_build)]
+        assert main(["run", *args, "--config", "text", "--out", str(run)]) == 0
+    assert _add(board, run, "--meta", example) == 0, capsys.readouterr().err
     # a toolkit file without a metadata line: its rows name the model, which meta.yaml
     # cannot rename
     refs = read_answers(demo_build).references
@@ -302,6 +314,12 @@ def test_meta_numbers_have_ranges_and_nesting_is_bounded(board, demo_build, tmp_
     ]:
         assert _add(board, pred, "--meta", _meta(tmp_path / "m.yaml", text)) == 2, text
         assert words in _one_line(capsys.readouterr().err)
+    # a number the file's metadata line records is held to the same range
+    big = {"clips_as": "images", "frames": {"num_frames": 8, "long_side": 10**9}}
+    wide = _answers(demo_build, tmp_path / "w.jsonl", model="w", metadata=big)
+    assert _add(board, wide) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "w.jsonl's metadata: long_side must be a number from 1 to 16384" in err
     # a score.json written by hand with such a number is not ranked, and views still work
     _forge(board, "huge", "identity-baseline", name="huge",
            provenance={"model": "h", "params_b": 1.0e22})  # fmt: skip
