@@ -40,6 +40,7 @@ METRIC_LABELS = {
     **{f"probe_{p.replace('-', '_')}": f"{p} probe" for p in PROBES if p != NO_PROBE},
 }
 VISUAL_GAIN = "visual_gain"
+STAND_IN = "stand_in"
 
 
 def probe_metric(probe: str) -> str:
@@ -113,7 +114,7 @@ def _columns() -> tuple[Column, ...]:
                     metric_column(config, metric),
                     f"{config} {METRIC_LABELS[metric]}",
                     METRIC,
-                    metric in ("binary_accuracy", "hamming_accuracy"),
+                    metric == DEFAULT_METRIC,
                     f"{config}: {_metric_description(metric)}; bootstrap 95% interval over videos",
                     config=config,
                     metric=metric,
@@ -175,6 +176,15 @@ def _columns() -> tuple[Column, ...]:
         Column("prediction_file", "predictions", TEXT, False, "the prediction file as submitted"),
         Column("metric_version", "metric version", TEXT, False, "the metric its scores came from"),
         Column("error", "error", TEXT, True, "why the entry could not be read"),
+        Column(
+            STAND_IN,
+            "stand-in videos",
+            BOOL,
+            False,
+            "the board's build was cut from rendered stand-in videos (the demo's), not COIN's: "
+            "its scores are not comparable with the paper's rows (every view of such a board "
+            "has a banner; show and every export this column)",
+        ),
     ]
     return (*head, *metrics, *provenance, *tail)
 
@@ -213,3 +223,24 @@ def shown(names: tuple[str, ...] | None = None) -> tuple[Column, ...]:
         return tuple(c for c in COLUMNS if c.shown)
     wanted = set(names)
     return tuple(c for c in COLUMNS if c.name in wanted)
+
+
+def view_columns(
+    config: str | None,
+    metric: str = DEFAULT_METRIC,
+    extra: tuple[str, ...] = (),
+    stand_in: bool = False,
+) -> tuple[Column, ...]:
+    """What every view of a ranking shows (``show``, the Markdown and HTML exports, the
+    page): the columns shown by default, those named in ``extra``, the ranked metric's
+    column (``<config>.<metric>``: a ranking always shows what it ranks by) and, on a
+    stand-in build, ``stand_in``; with ``config``, only that config's metric columns."""
+    ranked = metric_column(config or DEFAULT_CONFIG, metric)
+    wanted = {c.name for c in COLUMNS if c.shown} | set(extra) | {ranked}
+    if stand_in:
+        wanted.add(STAND_IN)
+    return tuple(
+        c
+        for c in COLUMNS
+        if c.name in wanted and (config is None or c.config is None or c.config == config)
+    )

@@ -336,12 +336,11 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(render.json_document(board, args.config, args.metric), ensure_ascii=False))
     else:
-        print(render.terminal(board, rows, args.config))
+        print(render.terminal(board, rows, args.config, args.metric))
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from splice_build.atomic import atomic_path
     from splice_eval.leaderboard import render
 
     board, rows = _rows(args)
@@ -349,7 +348,6 @@ def run_export(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        with atomic_path(args.out) as tmp:
-            tmp.write_text(text, encoding="utf-8")
+        render.write_export(args.out, text)
         print(f"wrote {args.out}")
     return 0

@@ -11,7 +11,6 @@ entries' ``score.json`` files when it is missing or older than one of them).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard.records import (
     REPRODUCED,
     STALE_PREFIX,
+    STAND_IN_NOTE,
     TIERS,
     Board,
     Entry,
@@ -70,10 +70,15 @@ def _value(entry: Entry | None, metric: str) -> MetricValue | None:
     return None if entry is None else entry.metrics.get(metric)
 
 
-def _sort_key(value: MetricValue | None, higher_better: bool) -> tuple[int, float]:
+def _sort_key(
+    ranked: bool, value: MetricValue | None, higher_better: bool
+) -> tuple[int, int, float]:
+    """The one order of every ranking: ranked rows first (by the metric, so by rank), then
+    the rows this ranking cannot rank (the paper's reported figures, entries without the
+    config) by their value of the metric where they state one, then the rest; ties by name."""
     if value is None or value.value is None:
-        return (1, 0.0)
-    return (0, -value.value if higher_better else value.value)
+        return (int(not ranked), 1, 0.0)
+    return (int(not ranked), 0, -value.value if higher_better else value.value)
 
 
 def board_rows(
@@ -81,8 +86,9 @@ def board_rows(
 ) -> list[dict[str, Any]]:
     """The ranked table: one row per submission, its configs' metrics side by side, ranked
     in ``config`` (default ``columns.DEFAULT_CONFIG``) by ``metric``; with ``config`` only
-    submissions that answered it. Rows are sorted by that metric (best first, entries
-    without it last); ``rank`` is the honest rank range (``records.Entry.rank_text``)."""
+    submissions that answered it. Rows are ranked rows first, by that metric (best first),
+    then unranked rows (``_sort_key``); ``rank`` is the honest rank range
+    (``records.Entry.rank_text``); ``stand_in`` is the board's (``Board.stand_in``)."""
     if metric not in col.METRICS:
         raise UserError(f"--metric {metric}: expected one of {', '.join(col.METRICS)}")
     if config is not None and config not in sd.CONFIGS:
@@ -105,7 +111,8 @@ def board_rows(
         low, high = found.get(slug, (None, None))
         row["rank_low"], row["rank_high"] = low, high
         row["rank"] = Entry(**{**_fields(first), "rank_low": low, "rank_high": high}).rank_text
-        row["_sort"] = _sort_key(_value(ranked, metric), higher)
+        row[col.STAND_IN] = board.stand_in
+        row["_sort"] = _sort_key(low is not None, _value(ranked, metric), higher)
         rows.append(row)
     rows.sort(key=lambda r: (r.pop("_sort"), str(r["name"]).lower()))
     return rows
@@ -184,14 +191,10 @@ def _visual_gain(entries: dict[str, Entry], metric: str) -> MetricValue | None:
 
 
 def notes_lines(board: Board) -> list[str]:
-    """What every view prints above the table (a board scored with another metric)."""
-    return list(board.notes)
+    """What every view prints above the table: the stand-in banner, then the board's notes
+    (a board scored with another metric)."""
+    return [*([STAND_IN_NOTE] if board.stand_in else []), *board.notes]
 
 
 def is_stale_note(note: str) -> bool:
     return note.startswith(STALE_PREFIX)
-
-
-def columns_for(board_rows_: Sequence[dict[str, Any]], names: Sequence[str] | None = None):
-    """The columns a view shows: those named, else those shown by default."""
-    return col.shown(tuple(names) if names else None)

@@ -12,7 +12,7 @@ from typing import Any
 import splice_dataset as sd
 
 from .. import columns as col
-from ..records import TIERS, Board
+from ..records import STAND_IN_NOTE, TIERS, Board
 from ..table import board_rows
 from . import text
 from .plots import Point, score_vs_params
@@ -50,6 +50,7 @@ class Table:
     data: tuple[tuple[Any, ...], ...]
     datatypes: tuple[str, ...]
     slugs: tuple[str, ...]
+    widths: tuple[int, ...] = ()  # each column's width, pixels
 
 
 def rows_for(board: Board, filters: Filters) -> list[dict[str, Any]]:
@@ -111,13 +112,31 @@ def sort_rows(rows: Sequence[dict[str, Any]], name: str, descending: bool) -> li
     return sorted(present, key=key, reverse=descending) + missing
 
 
-def shown_columns(filters: Filters) -> tuple[col.Column, ...]:
-    """The default columns and those the visitor added; a single config shows only its
-    metric columns."""
-    chosen = col.shown(tuple(c.name for c in col.shown()) + filters.extra_columns)
-    if filters.config == ALL_CONFIGS:
-        return chosen
-    return tuple(c for c in chosen if c.config in (None, filters.config))
+def shown_columns(filters: Filters, rows: Sequence[dict[str, Any]] = ()) -> tuple[col.Column, ...]:
+    """What ``show`` shows for the same ranking (``columns.view_columns``: the ranked
+    metric's column always) and the columns the visitor added; the error column only when
+    an entry has one. A stand-in build is said by the banner above (``header``), not by a
+    column of "yes" the window has no width for."""
+    config = None if filters.config == ALL_CONFIGS else filters.config
+    chosen = col.view_columns(config, filters.metric, filters.extra_columns)
+    errors = "error" in filters.extra_columns or any(r.get("error") for r in rows)
+    return tuple(c for c in chosen if c.name != "error" or errors)
+
+
+# Each column's width in the page, pixels, by column name, else by type: the default
+# columns and a ranked column of another metric fit a 1400-pixel window; a narrower one
+# scrolls the table sideways, the rank and the model pinned (``page.PINNED``). A long value
+# wraps in its cell.
+_WIDTHS = {"rank": 44, "name": 126, "tier": 72, "coverage": 72, "params_b": 58,
+           "weights": 64, "toolkit": 106, "frames": 56, "date": 84, "contamination": 78,
+           "stand_in": 64, "error": 126}  # fmt: skip
+_TYPE_WIDTHS = {col.METRIC: 114, col.TEXT: 84, col.INT: 54, col.FLOAT: 54, col.BOOL: 54,
+                col.RANK: 44}  # fmt: skip
+
+
+def column_widths(columns: Sequence[col.Column]) -> tuple[int, ...]:
+    """The columns' widths in pixels."""
+    return tuple(_WIDTHS.get(c.name, _TYPE_WIDTHS[c.type]) for c in columns)
 
 
 _DATATYPES = {col.INT: "number", col.FLOAT: "number", col.BOOL: "str"}
@@ -133,7 +152,10 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[col.Column]) -> Tabl
             value = row.get(c.name)
             if c.type == col.METRIC:
                 low, high = (row.get(k) for k in col.interval_keys(c.name))
-                cells.append(text.interval(value, low, high))
+                # the interval kept on one line: a narrow cell breaks after the value
+                cells.append(text.interval(value, low, high).replace(", ", ",\u00a0"))
+            elif c.name == "coverage":
+                cells.append(f"{value:.1%}" if isinstance(value, int | float) else "")
             elif c.type in (col.INT, col.FLOAT):
                 cells.append(value if isinstance(value, int | float) else None)
             elif c.type == col.BOOL:
@@ -144,7 +166,10 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[col.Column]) -> Tabl
     return Table(
         headers=tuple(c.label for c in columns),
         data=tuple(data),
-        datatypes=tuple(_DATATYPES.get(c.type, "str") for c in columns),
+        datatypes=tuple(
+            "str" if c.name == "coverage" else _DATATYPES.get(c.type, "str") for c in columns
+        ),
+        widths=column_widths(columns),
         slugs=tuple(str(r.get("slug") or "") for r in rows),
     )
 
@@ -173,14 +198,16 @@ def ranking_method(board: Board, filters: Filters) -> str:
     c = board.config
     return (
         f"**Ranking:** entries are ranked in the **{config}** config by **{metric}** "
-        f"({'lower' if filters.metric in col.LOWER_IS_BETTER else 'higher'} is better). "
+        f"(`{filters.metric}`, the column {text.md(col.BY_NAME[plot_column(filters)].label)}; "
+        f"{'lower' if filters.metric in col.LOWER_IS_BETTER else 'higher'} is better). "
         f"Ranks come from a paired bootstrap over the build's "
         f"{c.videos or 'scored'} videos ({c.resamples} resamples, seed {c.seed}): A is better "
         "than B when the 2.5% quantile of A − B is above 0. A rank is shown as low–high: "
         "low = 1 + the entries better than it, high = the entries not worse than it, so "
         "entries that cannot be told apart share a range. Values in brackets are bootstrap "
         "95% intervals over videos. Reported rows are the paper's figures, not re-scored here "
-        "and not ranked."
+        "and not ranked: the ranked rows come first, then the rows not ranked, by their "
+        "value where they have one."
     )
 
 
@@ -192,6 +219,8 @@ def header(board: Board) -> str:
         f"Build `{text.plain(c.build_id)}` · metric version `{text.plain(c.metric_version)}` · "
         f"{len({e.slug for e in board.entries})} entries",
     ]
+    if board.stand_in:
+        lines.append(f"> ⚠️ **{text.md(STAND_IN_NOTE)}**")
     if board.stale:
         lines.append(
             "> **Stale scores:** some scores on this board come from another metric version "
@@ -242,7 +271,7 @@ def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
     return Rendered(
         header=header(board),
         method=ranking_method(board, filters),
-        table=table(rows, shown_columns(filters)),
+        table=table(rows, shown_columns(filters, rows)),
         choices=choices(everything),
         params=params_range(everything),
         plot=params_plot(rows, filters),

@@ -13,6 +13,7 @@ import splice_dataset as sd
 
 from .. import columns as col
 from ..records import BREAKDOWNS, REFERENCE, Board, Entry, MetricValue
+from ..store import ENTRIES, PREDICTIONS_STEM
 from ..table import entry_details
 from . import text
 from .plots import by_clip_count, by_domain
@@ -34,7 +35,7 @@ class EntryPage:
     breakdowns: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
     clip_plot: Any
     domain_plot: Any
-    prediction_file: Path | None
+    prediction_files: tuple[Path, ...]  # every file the entry holds, as submitted
 
 
 def _ordered(entries: Sequence[Entry]) -> list[Entry]:
@@ -87,14 +88,18 @@ def provenance(entry: Entry) -> str:
     return "\n".join(lines)
 
 
-def scores(entries: Sequence[Entry]) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """One row per config: every metric the entry has, "value [low, high]"."""
+def scores(
+    entries: Sequence[Entry], board: Board | None = None
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """One row per config: its rank on the board (by the board's ranking metric, as the
+    board shows it) and every metric the entry has, "value [low, high]"."""
+    ranked = {(e.slug, e.config): e.rank_text for e in board.entries} if board else {}
     names = [m for m in col.METRIC_LABELS if any(m in e.metrics for e in entries)]
     headers = ("config", "rank", *(col.METRIC_LABELS[m] for m in names))
     rows = []
     for e in entries:
         cells = [text.interval(*_triple(e.metrics.get(m))) for m in names]
-        rows.append((e.config, e.rank_text, *cells))
+        rows.append((e.config, ranked.get((e.slug, e.config)) or e.rank_text, *cells))
     return headers, tuple(rows)
 
 
@@ -154,16 +159,18 @@ def reference_lines(
     return lines
 
 
-def prediction_path(board: Board, entry: Entry) -> Path | None:
-    """The prediction file as submitted, inside the board (never a path a submission names
-    elsewhere), or None."""
-    if not entry.prediction_file:
-        return None
+def prediction_files(board: Board, slug: str) -> tuple[Path, ...]:
+    """Every prediction file the entry holds, as submitted (one per run: configs, probes,
+    question formats), inside the board only."""
     root = Path(board.path).resolve()
-    path = (root / entry.prediction_file).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return None
-    return path
+    folder = (root / ENTRIES / slug).resolve()
+    if not folder.is_relative_to(root) or not folder.is_dir():
+        return ()
+    return tuple(
+        p
+        for p in sorted(folder.glob(f"{PREDICTIONS_STEM}*"))
+        if p.is_file() and p.resolve().is_relative_to(folder)
+    )
 
 
 def render_entry(board: Board, slug: str) -> EntryPage | None:
@@ -180,11 +187,9 @@ def render_entry(board: Board, slug: str) -> EntryPage | None:
     return EntryPage(
         title=title(entries, board),
         provenance=provenance(entries[0]),
-        scores=scores(entries),
+        scores=scores(entries, board),
         breakdowns=breakdowns(entries),
         clip_plot=by_clip_count(clips, reference_lines(board, shown.config, list(clips)), label),
         domain_plot=by_domain(shown.breakdowns.get("domain", {}), label),
-        prediction_file=next(
-            (p for p in (prediction_path(board, e) for e in entries) if p is not None), None
-        ),
+        prediction_files=prediction_files(board, slug),
     )

@@ -40,6 +40,16 @@ BOARD_TAB, ENTRY_TAB, SUBMIT_TAB = "board", "entry", "submit"
 HIDDEN = {"api_visibility": "private", "queue": True}
 # A row's click opens its entry; the menu lists every entry by name (text, never markup).
 NO_ENTRY = "Choose an entry in the table or the menu."
+# The page's tables in the window's width: a little smaller type, and words broken only
+# where they may be (Gradio's cells break "rescored" into "rescor" / "ed").
+CSS = """
+.splice-table .body-cell span { font-size: 12px; word-break: normal; overflow-wrap: break-word; }
+.splice-table span.header { font-size: 12px; word-break: normal; overflow-wrap: normal; }
+.splice-table .cell-wrap { padding: 6px 5px; }
+"""
+TABLES = ["splice-table"]  # the class of the page's tables (CSS above)
+PINNED = 2  # the rank and the model stay when a narrow window scrolls the table sideways
+TABLE_MAX_HEIGHT = 100_000  # pixels: the table never scrolls inside a box of its own
 
 
 def gradio() -> Any:
@@ -75,14 +85,14 @@ class _BoardTab:
 @dataclass
 class _EntryTab:
     choice: Any
-    outputs: list  # title, provenance, scores, breakdowns, two plots, download
+    outputs: list  # title, provenance, scores, breakdowns, two plots, prediction files
 
 
 def build_page(board: Board, submit_tab: Callable[[Any], None] | None = None) -> Any:
     """The page's Blocks; ``submit_tab(gr)`` adds the Space's submission form in its tab."""
     gr = gradio()
     first = render_board(board)
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         gr.Markdown(first.header, elem_id="board-header", latex_delimiters=[])
         with gr.Tabs(selected=BOARD_TAB) as tabs:
             with gr.Tab("Board", id=BOARD_TAB):
@@ -130,8 +140,11 @@ def _board_tab(gr: Any, first: Rendered) -> _BoardTab:
         columns = gr.Dropdown([(c.label, c.name) for c in col.COLUMNS if not c.shown],
                               value=[], multiselect=True, label="more columns",
                               elem_id="columns")  # fmt: skip
+    # the whole table in the page (no box of its own to scroll down), columns sized to fit
     grid = gr.Dataframe(_frame(first.table), datatype=list(first.table.datatypes),
-                        interactive=False, wrap=True, max_height=640, elem_id="board-table",
+                        column_widths=list(first.table.widths), interactive=False, wrap=True,
+                        max_height=TABLE_MAX_HEIGHT, pinned_columns=PINNED,
+                        elem_id="board-table", elem_classes=TABLES,
                         label="entries (click a row to open it)")  # fmt: skip
     slugs = gr.State(list(first.table.slugs))
     plot = gr.Plot(first.plot, format="png", label="score against parameters",
@@ -167,8 +180,8 @@ def _wire_board(gr: Any, board: Board, tab: _BoardTab, params: tuple[float, floa
     def refresh(*values):
         filters = _filters(list(values), low, high)
         rows = rows_for(board, filters)
-        t = table(rows, shown_columns(filters))
-        frame = gr.update(value=_frame(t), datatype=list(t.datatypes))
+        t = table(rows, shown_columns(filters, rows))
+        frame = gr.update(value=_frame(t), datatype=list(t.datatypes), column_widths=list(t.widths))
         return frame, list(t.slugs), params_plot(rows, filters), ranking_method(board, filters)
 
     outputs = [tab.grid, tab.slugs, tab.plot, tab.method]
@@ -189,18 +202,18 @@ def _wire_entry(
 
     def show_entry(slug: str | None):
         page = render_entry(board, slug) if slug else None
-        if page is None:
-            empty = gr.update(value=None)
-            return NO_ENTRY, "", empty, empty, empty, empty, gr.update(visible=False, value=None)
-        file = page.prediction_file
+        if page is None:  # nothing chosen: no empty tables, plots or file list
+            empty = gr.update(value=None, visible=False)
+            return NO_ENTRY, "", empty, empty, empty, empty, empty
+        files = [str(f) for f in page.prediction_files]
         return (
             page.title,
             page.provenance,
-            _frame_of(*page.scores),
-            _frame_of(*page.breakdowns),
-            page.clip_plot,
-            page.domain_plot,
-            gr.update(value=str(file) if file else None, visible=file is not None),
+            gr.update(value=_frame_of(*page.scores), visible=True),
+            gr.update(value=_frame_of(*page.breakdowns), visible=True),
+            gr.update(value=page.clip_plot, visible=True),
+            gr.update(value=page.domain_plot, visible=True),
+            gr.update(value=files or None, visible=bool(files)),
         )
 
     tab.choice.change(show_entry, [tab.choice], tab.outputs, **HIDDEN)
@@ -218,15 +231,21 @@ def _entry_tab(gr: Any, entries: list[tuple[str, str]]) -> _EntryTab:
     choice = gr.Dropdown(entries, value=None, label="entry", elem_id="entry-choice")
     title = gr.Markdown(NO_ENTRY, elem_id="entry-title", latex_delimiters=[])
     prov = gr.Markdown(elem_id="entry-provenance", latex_delimiters=[])
+    # hidden until an entry is chosen (an empty Dataframe shows a header "1 2 3")
     scores = gr.Dataframe(interactive=False, label="scores (95% intervals)",
-                          elem_id="entry-scores", wrap=True)  # fmt: skip
+                          elem_id="entry-scores", elem_classes=TABLES, wrap=True,
+                          visible=False)  # fmt: skip
     with gr.Row():
-        clip_plot = gr.Plot(format="png", label="by clip count", elem_id="clip-plot")
-        domain_plot = gr.Plot(format="png", label="by domain", elem_id="domain-plot")
+        clip_plot = gr.Plot(format="png", label="by clip count", elem_id="clip-plot",
+                            visible=False)  # fmt: skip
+        domain_plot = gr.Plot(format="png", label="by domain", elem_id="domain-plot",
+                              visible=False)  # fmt: skip
     parts = gr.Dataframe(interactive=False, label="breakdowns", wrap=True,
-                         elem_id="entry-breakdowns", max_height=480)  # fmt: skip
-    download = gr.DownloadButton("Download the prediction file", visible=False,
-                                 elem_id="download")  # fmt: skip
+                         elem_id="entry-breakdowns", elem_classes=TABLES, max_height=480,
+                         visible=False)  # fmt: skip
+    # every file of the entry (one per run: configs, probes, question formats), each a link
+    download = gr.File(file_count="multiple", interactive=False, visible=False,
+                       label="prediction files, as submitted", elem_id="download")  # fmt: skip
     return _EntryTab(choice, [title, prov, scores, parts, clip_plot, domain_plot, download])
 
 
@@ -259,6 +278,7 @@ def launch(
         quiet=True,
         footer_links=[],
         theme=theme(gr),
+        css=CSS,
         max_file_size=max_file_size,
     )
     return demo

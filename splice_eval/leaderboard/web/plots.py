@@ -120,7 +120,16 @@ def by_domain(cells: Mapping[str, MetricValue], metric_label: str) -> Any:
     ax.invert_yaxis()
     ax.set_xlabel(metric_label)
     ax.grid(axis="x", alpha=0.3)
+    _fit_labels(fig, ax)
     return fig
+
+
+def _fit_labels(fig: Any, ax: Any) -> None:
+    """Move the axes right until the longest domain name fits in the figure (the fixed
+    left margin cut "Food and Snack" to "nd Snack")."""
+    widest = max((t.get_window_extent().width for t in ax.get_yticklabels()), default=0)
+    room = (widest + 12) / (fig.get_figwidth() * fig.dpi)  # the labels, their pad, a margin
+    fig.subplots_adjust(left=min(max(0.12, room), 0.6))
 
 
 def png(fig: Any) -> bytes:

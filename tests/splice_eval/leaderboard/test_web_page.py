@@ -169,7 +169,7 @@ def test_entry_page_provenance_plots_download(url, board, browser, tmp_path):
         assert size > 100, plot
 
     with page.expect_download() as got:
-        page.locator("#download").click()
+        page.locator("#download a[download]").click()  # its one file
     saved = tmp_path / "download"
     got.value.save_as(saved)
     submitted = board / "entries" / INJECTED_SLUG
@@ -187,3 +187,103 @@ def test_a_link_opens_an_entry(url, browser):
     page.goto(f"{url}/?entry=..%2F..%2Fboard.yaml")  # no such entry: the board, untouched
     expect(page.locator(ROW).first).to_be_visible()
     assert dialogs == []
+
+
+def _scroll_boxes(page, where: str) -> list[str]:
+    """The elements in ``where`` that scroll their content inside a box of their own."""
+    return page.evaluate(
+        """(where) => [...document.querySelectorAll(where + ' *')].filter((el) => {
+             const s = getComputedStyle(el), scrolls = (o) => ['auto', 'scroll'].includes(o);
+             const y = scrolls(s.overflowY) && el.scrollHeight > el.clientHeight + 2;
+             const x = scrolls(s.overflowX) && el.scrollWidth > el.clientWidth + 2;
+             return x || y;
+           }).map((el) => el.tagName + '.' + el.className)""",
+        where,
+    )
+
+
+def _header_cells(page) -> list[dict]:
+    """Each header cell's label, right edge and the lines its label takes."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#board-table th')].map((th) => {
+             const label = th.querySelector('span.header') || th;
+             const range = document.createRange();
+             range.selectNodeContents(label);
+             const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+             return {label: label.textContent.trim(), right: th.getBoundingClientRect().right,
+                     lines: lines.size};
+           })"""
+    )
+
+
+def _column(page, label: str) -> list[str]:
+    labels = [h["label"] for h in _header_cells(page)]
+    return page.locator(f"{ROW} [data-col='{labels.index(label)}']").all_inner_texts()
+
+
+def test_the_board_fits_the_window_and_shows_what_it_ranks_by(url, board, browser):
+    page, outside, dialogs = browser
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    try:
+        page.goto(url)
+        rows = board_rows(load_board(board))
+        expect(page.locator(ROW)).to_have_count(len(rows))  # every row in the page itself
+        assert _scroll_boxes(page, "#board-table") == []
+        width = page.evaluate("() => document.documentElement.clientWidth")
+        headers = _header_cells(page)
+        for label in ("params (B)", "weights", "toolkit", "frames", "date", "COIN in training?"):
+            cell = next(h for h in headers if h["label"] == label)
+            assert cell["right"] <= width, cell  # the settings on screen
+        assert all(h["lines"] <= 2 for h in headers), headers  # no label one letter a line
+        assert set(_column(page, "coverage")) == {"100.0%"}
+        ranks = _column(page, "rank")
+        ranked = [r for r in ranks if r.strip()]
+        assert ranked and ranks[: len(ranked)] == ranked  # unranked rows after ranked ones
+
+        for option, label in (("edit", "video_text edit"), ("LCS", "video_text LCS")):
+            page.locator("#rank-metric input").click()
+            page.get_by_role("option", name=option, exact=True).click()
+            expect(page.locator("#board-table thead")).to_contain_text(label)
+            expect(page.locator("#ranking-method")).to_contain_text(option)
+            ranks = _column(page, "rank")
+            ranked = [r for r in ranks if r.strip()]
+            assert ranked and ranks[: len(ranked)] == ranked, (option, ranks)
+            assert [h["label"] for h in _header_cells(page)].count(label) == 1
+            assert _scroll_boxes(page, "#board-table") == []  # still the window's width
+        expect(page.locator("#board-header")).to_contain_text("STAND-IN BUILD")  # the demo's
+    finally:
+        page.set_viewport_size({"width": 1366, "height": 900})
+    assert outside == [] and dialogs == []
+
+
+def test_entry_page_rank_every_file_and_no_empty_tables(url, board, browser, tmp_path):
+    page, outside, dialogs = browser
+    page.goto(url)
+    page.get_by_role("tab", name="Entry").click()
+    expect(page.locator("#entry-title")).to_contain_text("Choose an entry")
+    for empty in ("#entry-scores", "#entry-breakdowns", "#download"):
+        expect(page.locator(empty)).to_be_hidden()  # no table headed "1 2 3"
+
+    b = load_board(board)
+    tied = next(e for e in b.entries if e.config == "video_text" and "-" in e.rank_text)
+    page.goto(f"{url}/?entry={tied.slug}")
+    scores = page.locator("#entry-scores")
+    expect(scores).to_contain_text(tied.rank_text)  # the rank the board shows, e.g. 2-6
+    row = scores.locator("[role=row]", has_text="video_text").first
+    expect(row).to_contain_text(tied.rank_text)
+
+    page.goto(f"{url}/?entry=org-closed-api")  # submitted as two files
+    expect(page.locator("#entry-title")).to_contain_text("org/closed-api")
+    stored = sorted((board / "entries" / "org-closed-api").glob("predictions*"))
+    assert len(stored) == 2
+    links = page.locator("#download a[download]")
+    expect(links).to_have_count(2)
+    got = []
+    for k in range(2):
+        with page.expect_download() as download:
+            links.nth(k).click()
+        saved = tmp_path / f"got-{k}"
+        download.value.save_as(saved)
+        got.append(saved.read_bytes())
+    assert sorted(got) == sorted(p.read_bytes() for p in stored)
+    assert outside == [] and dialogs == []

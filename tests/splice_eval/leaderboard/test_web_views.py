@@ -109,3 +109,14 @@ def test_the_render_runs_without_a_server_and_plots_are_images(board):
         human.metrics["binary_accuracy"].value
     }
     assert entry_view.render_entry(b, "../board.yaml") is None
+
+
+def test_the_domain_chart_shows_every_domain_name_whole(board):
+    """The by-domain chart's names inside the figure ("Food and Snack", never "nd Snack")."""
+    page = entry_view.render_entry(load_board(board), "org-open-7b")
+    fig = page.domain_plot
+    fig.draw_without_rendering()
+    labels = fig.axes[0].get_yticklabels()
+    assert len(labels) > 5 and any(" and " in t.get_text() for t in labels)
+    for label in labels:
+        assert label.get_window_extent().x0 >= 0, label.get_text()
