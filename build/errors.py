@@ -19,27 +19,71 @@ naming the extra.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO
 
 USAGE_EXIT = 2
 INTERRUPTED_EXIT = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
+TERMINATED_EXIT = 143  # the shell's code for a run ended by SIGTERM (128 + SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Slurm, Kubernetes and ``kill`` send before they kill), handled as
+    Ctrl-C is: every handler of an interrupt keeps what is done and says how to resume; the
+    dispatcher ends with `TERMINATED_EXIT` instead of 130."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raised as `Terminated` in the main thread for the block (the dispatcher's
+    whole command), unless it is ignored (whoever ignored it meant it); the previous
+    handler after. Python's default lets SIGTERM kill the process where it stands (exit
+    -15, a run's answers in hand and a build's cleanup lost)."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:  # unless a handler of the stop ignores further ones (to the process's end)
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def stop_words(interrupt: BaseException) -> str:
+    """How a command says it was stopped: ``terminated (SIGTERM)`` or ``interrupted``."""
+    return "terminated (SIGTERM)" if isinstance(interrupt, Terminated) else "interrupted"
+
+
+def stop_exit(interrupt: BaseException) -> int:
+    """The exit status of a command stopped by ``interrupt``: 143 for SIGTERM, 130 for
+    Ctrl-C, as a shell reports a process each signal ended."""
+    return TERMINATED_EXIT if isinstance(interrupt, Terminated) else INTERRUPTED_EXIT
 
 
 def ignore_further_interrupts() -> None:
-    """The first thing a handler of Ctrl-C does: every later Ctrl-C (a user pressing it again
-    while the first is handled) is ignored until the process ends. A second one landing in
-    the handler's own message, a cleanup or the interpreter's shutdown (joining threads,
-    atexit) printed a traceback; the first one's line is all there is to say. Only the
-    main thread may set a handler (Python runs handlers there alone)."""
+    """The first thing a handler of Ctrl-C (or SIGTERM) does: every later Ctrl-C or SIGTERM
+    (a user pressing Ctrl-C again while the first is handled, a batch system repeating its
+    stop) is ignored until the process ends. A second one landing in the handler's own
+    message, a cleanup or the interpreter's shutdown (joining threads, atexit) printed a
+    traceback; the first one's line is all there is to say. Only the main thread may set a
+    handler (Python runs handlers there alone)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 # The machine's refusals to write that a user can act on: what happened, what to do.
