@@ -125,7 +125,11 @@ def refused_write(exc: OSError) -> UserError | None:
     """The machine's refusal to write anywhere a command writes (``--out`` on a read-only
     disk, a full one, a folder without permission) as one line naming the folder and why;
     None for any other error, which is a bug to show in full. The dispatcher's net under
-    every command, so an output folder needs no check of its own in each."""
+    every command, so an output folder needs no check of its own in each; a file where a
+    folder must go (or the reverse) is said as `output_path` says it."""
+    misplaced = _misplaced(exc)
+    if misplaced is not None:
+        return misplaced
     if exc.errno not in _DISK_REFUSALS or not exc.filename:
         return None
     path = Path(os.fsdecode(exc.filename))
@@ -136,6 +140,50 @@ def refused_write(exc: OSError) -> UserError | None:
     folder = path.parent if str(path.parent) not in ("", ".") else Path.cwd()
     error = disk_error(f"cannot write in {folder}", exc, "the command stopped there")
     return error if isinstance(error, UserError) else None
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first component of ``path`` (from the root, ``path`` itself last) that exists and
+    is not a folder, while more of the path must go under it; None when there is none."""
+    parts = [*reversed(path.parents), path]
+    for component in parts[:-1]:
+        if os.path.lexists(component) and not component.is_dir():
+            return component
+    return None
+
+
+def output_path(path: str | os.PathLike, option: str, folder: bool = False) -> Path:
+    """``path``, where a command will write a file (``folder``: a folder), checked before
+    any work: a path through a regular file (a file where a folder must go), or a folder
+    where a file must go (a file where a folder must go), is a UserError naming ``option``,
+    the path and what is in the way. The dispatcher's net (`refused_write`) says the same
+    of what a command did not check."""
+    path = Path(path)
+    blocker = _file_in_the_way(path)
+    if blocker is not None:
+        raise UserError(f"{option} {path}: {blocker} is a file, where a folder must go")
+    if folder and os.path.lexists(path) and not path.is_dir():
+        raise UserError(f"{option} {path}: {path} is a file, where a folder must go")
+    if not folder and path.is_dir():
+        raise UserError(f"{option} {path}: {path} is a folder, where a file must go")
+    return path
+
+
+def _misplaced(exc: OSError) -> UserError | None:
+    """A write that failed for a file where a folder must go, or a folder where a file must
+    go (a file opened or renamed onto a folder: named by its target, never the temporary
+    file an atomic write renames), as one line; None for any other error."""
+    if exc.errno == errno.EISDIR and (exc.filename2 or exc.filename):
+        target = Path(os.fsdecode(exc.filename2 or exc.filename))
+        return UserError(f"{target} is a folder, where a file must go")
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST) and exc.filename:
+        path = Path(os.fsdecode(exc.filename))
+        blocker = _file_in_the_way(path)
+        if blocker is None and os.path.lexists(path) and not path.is_dir():
+            blocker = path  # mkdir of a folder where a file is
+        if blocker is not None:
+            return UserError(f"{path}: {blocker} is a file, where a folder must go")
+    return None
 
 
 def as_user_error(exc: ValueError | OSError) -> UserError:
