@@ -1,49 +1,109 @@
 """How a prediction file's bytes are read (`splice_eval.predictions` says what they mean):
-bounded and streamed, so that no file a user hands over (a 1 GB file of garbage, a 300 kB
-.xlsx whose one cell unpacks to 300 MB, a quote left open) makes a command hold more than a
-row at a time, or read rows shifted onto other videos. Each bound is said in its refusal.
+streamed with a bound per row, so that no file a user hands over (a 1 GB file of garbage, a
+reasoning model's log of hundreds of MB, one degenerate answer of 100 MB, a 300 kB .xlsx
+whose one cell unpacks to 300 MB, a quote left open) makes a command hold more than a row
+at a time, costs the other rows, or shifts rows onto other videos. Each bound is said where
+it acts.
 
-- JSONL, CSV and TSV files up to ``MAX_FILE_BYTES``, read a line at a time, a line or a
-  row at most ``MAX_ROW_BYTES`` (a cell may be that long: Python's csv stops at 131,072
+- JSONL, CSV and TSV files: no bound on the file; read a line at a time, a row of at most
+  ``MAX_ROW_BYTES`` read whole (a cell may be that long: Python's csv stops at 131,072
   characters unless told otherwise, which it is only while it reads a row of ours);
+- a longer row is read on in pieces of ``PIECE_BYTES``, each of its texts (a JSON string, a
+  CSV cell) kept to its last ``LONG_TEXT_KEEP`` characters, where a final answer is
+  (`cut_json_row`, `cut_csv_row`); it is read so and a warning names it and what was cut.
+  One that is still over ``MAX_CUT_ROW_CHARS`` once cut (not a prediction: garbage, a list
+  of a million texts) is skipped with a warning naming it; either way the file's other
+  rows are read;
 - CSV and TSV quoting is strict: a quote left open is refused naming the row it opens;
-- a ``.json`` list up to ``MAX_TABLE_BYTES``, its records decoded one at a time;
-- an ``.xlsx`` whose parts unpack to at most ``MAX_TABLE_BYTES`` (the sizes its zip
-  directory declares, which ``zipfile`` never reads past), streamed by openpyxl.
+- a ``.json`` list up to ``MAX_TABLE_BYTES``, read whole, its records decoded one at a time;
+- an ``.xlsx`` of at most ``MAX_TABLE_BYTES`` whose parts unpack to at most that (the sizes
+  its zip directory declares, which ``zipfile`` never reads past), streamed by openpyxl.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import itertools
 import json
 import re
+import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from splice_build.errors import UserError, open_user_file, read_text, require, size_words
 
-MAX_FILE_BYTES = 64 * 1024 * 1024  # a JSONL, CSV or TSV file
-MAX_ROW_BYTES = 4 * 1024 * 1024  # one line (JSONL) or one row (CSV, TSV, a JSON record)
-MAX_TABLE_BYTES = 16 * 1024 * 1024  # a .json list (read whole); an .xlsx's unpacked parts
+MAX_ROW_BYTES = 4 * 1024 * 1024  # a line (JSONL) or a row (CSV, TSV, a JSON record) read whole
+PIECE_BYTES = 1024 * 1024  # how a longer line is read on
+LONG_TEXT_KEEP = 1024 * 1024  # characters kept from the end of each text of a longer row
+MAX_CUT_ROW_CHARS = 16 * 1024 * 1024  # a longer row once its texts are cut (else skipped)
+MAX_TABLE_BYTES = 16 * 1024 * 1024  # a .json list (read whole); an .xlsx, and its parts unpacked
+NO_FILE_BOUND = sys.maxsize  # JSONL, CSV, TSV: streamed, bounded per row
 WHAT = "prediction file"
+# Kept in a row read from a longer one: how many characters its texts lost (extra field).
+ROW_CUT = "row_cut_chars"
 
 
-def lines(path: Path) -> Iterator[tuple[int, str]]:
+def warn(message: str) -> None:
+    """A row read other than whole, or skipped: said on stderr, the command goes on."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+class LongLine:
+    """A line over MAX_ROW_BYTES, as ``lines`` yields it: read on only through ``pieces``
+    (text pieces of at most PIECE_BYTES, the whole line from its start, its end included);
+    what is not read by the time ``lines`` goes on is skipped unread."""
+
+    def __init__(self, path: Path, lineno: int, first: bytes, fh: BinaryIO):
+        self.path, self.lineno, self.first, self.fh = path, lineno, first, fh
+        self.size = len(first)
+        self.ended = first.endswith(b"\n")
+
+    def _raw(self) -> Iterator[bytes]:
+        if self.first:
+            first, self.first = self.first, b""
+            yield first
+        while not self.ended:
+            piece = self.fh.readline(PIECE_BYTES)
+            if not piece:
+                self.ended = True
+                return
+            self.size += len(piece)
+            self.ended = piece.endswith(b"\n")
+            yield piece
+
+    def pieces(self) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8-sig" if self.lineno == 1 else "utf-8")()
+        for piece in self._raw():
+            try:
+                yield decoder.decode(piece, final=self.ended)
+            except UnicodeDecodeError as exc:
+                raise UserError(
+                    f"{self.path} line {self.lineno}: not UTF-8 (byte 0x{piece[exc.start]:02x}); "
+                    f"save the {WHAT} as UTF-8"
+                ) from None
+
+    def skip(self) -> None:
+        for _ in self._raw():
+            pass
+
+
+def lines(path: Path) -> Iterator[tuple[int, str | LongLine]]:
     """The file's lines (``\\n`` ends one: raw_output may hold U+2028 and the other breaks
-    of str.splitlines) numbered from 1, read one at a time, each at most MAX_ROW_BYTES."""
-    with open_user_file(path, WHAT, MAX_FILE_BYTES) as fh:
+    of str.splitlines) numbered from 1, read one at a time: each as text when it is at most
+    MAX_ROW_BYTES, else as a `LongLine` to read on in pieces."""
+    with open_user_file(path, WHAT, NO_FILE_BOUND) as fh:
         for lineno in itertools.count(1):
             line = fh.readline(MAX_ROW_BYTES + 1)
             if not line:
                 return
             if len(line) > MAX_ROW_BYTES:
-                raise UserError(
-                    f"{path}:{lineno}: a line over {size_words(MAX_ROW_BYTES)}, more than "
-                    "one prediction may be"
-                )
+                long = LongLine(path, lineno, line, fh)
+                yield lineno, long
+                long.skip()
+                continue
             try:
                 yield lineno, line.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -53,12 +113,106 @@ def lines(path: Path) -> Iterator[tuple[int, str]]:
                 ) from None
 
 
+class _Tail:
+    """A text read in pieces, of which only the last LONG_TEXT_KEEP characters are kept."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.kept = self.cut = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.kept += len(text)
+        if self.kept > 2 * LONG_TEXT_KEEP:
+            self.value()
+
+    def value(self) -> str:
+        text = "".join(self.parts)
+        if len(text) > LONG_TEXT_KEEP:
+            self.cut += len(text) - LONG_TEXT_KEEP
+            text = text[-LONG_TEXT_KEEP:]
+        self.parts, self.kept = [text], len(text)
+        return text
+
+
+_OUTSIDE = re.compile(r'[^"]+')
+# a run of a JSON string's characters: plain ones and whole escapes (a surrogate pair whole)
+_STRING_RUN = re.compile(
+    r'(?:[^"\\]+|\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}'
+    r'|u[0-9a-fA-F]{4}|["\\/bfnrt]))+'
+)
+_ESCAPE_MAX = 12  # the longest escape (a surrogate pair), kept for the next piece when cut
+
+
+def cut_json_row(pieces: Iterable[str]) -> tuple[str, int] | None:
+    """A JSON text read in pieces, each string kept to its last LONG_TEXT_KEEP characters,
+    and how many characters were cut; None when it is not JSON text this can cut (a string
+    left open, a bad escape) or still over MAX_CUT_ROW_CHARS cut (what is left of the
+    pieces is then not read)."""
+    row = _JsonCut()
+    for piece in pieces:
+        if not row.feed(piece):
+            return None
+    if row.text is not None or row.carry:
+        return None
+    return "".join(row.out), row.cut
+
+
+class _JsonCut:
+    """`cut_json_row`'s state between pieces: the text so far (strings cut), the string
+    being read, and an escape cut by a piece's end."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.size = self.cut = 0
+        self.text: _Tail | None = None
+        self.carry = ""
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece; False when the row cannot be cut (see `cut_json_row`)."""
+        piece, self.carry = self.carry + piece, ""
+        i = 0
+        while i < len(piece):
+            i = self._outside(piece, i) if self.text is None else self._inside(piece, i)
+            if i < 0 or self.size > MAX_CUT_ROW_CHARS:
+                return False
+        return True
+
+    def _outside(self, piece: str, i: int) -> int:
+        m = _OUTSIDE.match(piece, i)
+        if m is None:  # a string opens
+            self.text = _Tail()
+            return i + 1
+        self.out.append(m.group())
+        self.size += m.end() - i
+        return m.end()
+
+    def _inside(self, piece: str, i: int) -> int:
+        assert self.text is not None
+        m = _STRING_RUN.match(piece, i)
+        if m is not None:
+            try:
+                self.text.add(json.loads(f'"{m.group()}"'))
+            except json.JSONDecodeError:  # a control character: not JSON
+                return -1
+            return m.end()
+        if piece[i] == '"':  # the string closes
+            kept = json.dumps(self.text.value(), ensure_ascii=False)
+            self.out.append(kept)
+            self.size, self.cut, self.text = self.size + len(kept), self.cut + self.text.cut, None
+            return i + 1
+        if len(piece) - i < _ESCAPE_MAX:  # an escape cut by the piece's end
+            self.carry = piece[i:]
+            return len(piece)
+        return -1  # a bad escape: not JSON
+
+
 def xlsx_records(path: Path, values: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
     """The first sheet's rows, streamed, once its parts are known to unpack to at most
     MAX_TABLE_BYTES (a small .xlsx may unpack to gigabytes; zipfile yields no more than an
     entry declares). ``values``: the values saved with formulas (else the formulas)."""
     try:
-        with zipfile.ZipFile(open_user_file(path, WHAT, MAX_FILE_BYTES)) as archive:
+        with zipfile.ZipFile(open_user_file(path, WHAT, MAX_TABLE_BYTES)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())
     except (zipfile.BadZipFile, OSError, EOFError):
         raise UserError(f"{path}: not a readable .xlsx file (not a zip archive)") from None
@@ -117,40 +271,165 @@ def json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError(f"{path}: not valid JSON (text after the list's end)")
 
 
+class _LongRow(Exception):
+    """A CSV row over MAX_ROW_BYTES: read on by `cut_csv_row` from its first line."""
+
+
 class _RowLines:
-    """A file's lines for the csv module, counting the characters of the row being read,
-    so that one row (a quote left open runs on to the file's end) stays within a bound."""
+    """A file's lines for the csv module, counting the characters of the row being read:
+    a row that runs over MAX_ROW_BYTES (a long cell, a quote left open running on) stops
+    the csv module (`_LongRow`), its lines so far kept, to be read on by `cut_csv_row`."""
 
     def __init__(self, path: Path):
         self.path, self.lines = path, lines(path)
         self.start = self.lineno = 1
         self.size = 0
+        self.row: list[str | LongLine] = []  # the lines of the row being read
 
     def __iter__(self) -> Iterator[str]:
         for lineno, line in self.lines:
             self.lineno = lineno
+            self.row.append(line)
+            if isinstance(line, LongLine):
+                raise _LongRow()
             self.size += len(line)
             if self.size > MAX_ROW_BYTES:
-                raise UserError(
-                    f"{self.path}:{self.start}: the row starting on this line runs over "
-                    f"{size_words(MAX_ROW_BYTES)} (is a quote in it left open?)"
-                )
+                raise _LongRow()
             yield line
 
+    def row_pieces(self) -> Iterator[str]:
+        """The row being read from its first line, then the lines after it, for as long as
+        they are asked for (a reader of one row stops at its end: a line's end)."""
+        for line in self.row:
+            yield from line.pieces() if isinstance(line, LongLine) else (line,)
+        for lineno, line in self.lines:
+            self.lineno = lineno
+            yield from line.pieces() if isinstance(line, LongLine) else (line,)
+
     def next_row(self) -> None:
-        self.start, self.size = self.lineno + 1, 0
+        self.start, self.size, self.row = self.lineno + 1, 0, []
+
+
+_QUOTED_RUN = re.compile(r'(?:[^"]+|"")+')  # a quoted cell's text, doubled quotes in it
+
+
+def cut_csv_row(pieces: Iterable[str], delimiter: str, where: str) -> tuple[list[str], int]:
+    """One CSV row read in pieces (from its first character; it ends at a line end outside
+    quotes, or the pieces' end), each cell kept to its last LONG_TEXT_KEEP characters, and
+    how many characters were cut. Quoting as the csv module's strict mode reads it; a quote
+    that is not closed where it should be raises naming ``where``."""
+    row = _CsvCut(delimiter, where)
+    for piece in pieces:
+        if row.feed(piece):
+            return row.cells, row.cut
+    if row.quoted and not row.quote_seen:
+        raise UserError(
+            f"{where}: a quote in the row starting on this line is never closed; check the "
+            "quoting of that row"
+        )
+    row.end_cell()
+    return row.cells, row.cut
+
+
+class _CsvCut:
+    """`cut_csv_row`'s state between pieces: the cells so far, the cell being read, and
+    where in its quoting the reader is."""
+
+    def __init__(self, delimiter: str, where: str) -> None:
+        self.delimiter, self.where = delimiter, where
+        self.unquoted = re.compile(f"[^{re.escape(delimiter)}\\r\\n]+")
+        self.cells: list[str] = []
+        self.cell = _Tail()
+        self.cut = 0
+        self.quoted = self.quote_seen = self.ended = False
+        self.fresh = True  # at a cell's first character
+
+    def end_cell(self) -> None:
+        self.cells.append(self.cell.value())
+        self.cut += self.cell.cut
+        self.cell, self.fresh = _Tail(), True
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece; True once the row has ended (at a line end)."""
+        i = 0
+        while i < len(piece) and not self.ended:
+            if self.quote_seen:
+                i = self._after_quote(piece, i)
+            elif self.quoted:
+                i = self._in_quotes(piece, i)
+            else:
+                i = self._outside(piece, i)
+        return self.ended
+
+    def _after_quote(self, piece: str, i: int) -> int:
+        """A quote inside a quoted cell: doubled, or the cell's end."""
+        self.quote_seen = False
+        if piece[i] == '"':
+            self.cell.add('"')
+            return i + 1
+        self.quoted = False
+        if piece[i] not in (self.delimiter, "\r", "\n"):
+            raise UserError(
+                f"{self.where}: a quote in the row starting on this line is not closed where "
+                f"it should be ('{self.delimiter}' expected after '\"'); check the quoting "
+                "of that row"
+            )
+        return i
+
+    def _in_quotes(self, piece: str, i: int) -> int:
+        if i == 0 and '"' not in piece:  # a whole line inside the cell
+            self.cell.add(piece)
+            return len(piece)
+        m = _QUOTED_RUN.match(piece, i)
+        if m is None:  # a lone quote: doubled by the next piece's first, or the cell's end
+            self.quote_seen = True
+            return i + 1
+        self.cell.add(m.group().replace('""', '"'))
+        return m.end()
+
+    def _outside(self, piece: str, i: int) -> int:
+        c = piece[i]
+        if self.fresh and c == '"':
+            self.quoted, self.fresh = True, False
+            return i + 1
+        self.fresh = False
+        if c == self.delimiter:
+            self.end_cell()
+            return i + 1
+        if c in "\r\n":
+            self.end_cell()
+            self.ended = True
+            return len(piece)
+        m = self.unquoted.match(piece, i)
+        assert m is not None
+        self.cell.add(m.group())
+        return m.end()
 
 
 def csv_records(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """A CSV or TSV file's rows under its header row, streamed. Strict quoting: a quote
     left open (which would shift later answers onto other videos) is refused naming the
     line of the row it opens in. A cell may be as long as a row (Python's csv stops at
-    131,072 characters unless told otherwise)."""
-    lines = _RowLines(path)
-    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    131,072 characters unless told otherwise); a longer row is read by `cut_csv_row`, with
+    a warning (its cut is kept in the row as ``ROW_CUT``)."""
     header: list[str] | None = None
+    for start, cells, cut in _csv_rows(path, delimiter):
+        if header is None:
+            header = cells
+            continue
+        row: dict[str, Any] = dict(zip(header, cells, strict=False))
+        if cut:
+            row[ROW_CUT] = cut
+        yield start, row
+
+
+def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str], int]]:
+    """Each row's first line, its cells, and how many characters `cut_csv_row` cut."""
+    lines = _RowLines(path)
     while True:
+        reader = csv.reader(lines, delimiter=delimiter, strict=True)
         limit = csv.field_size_limit(MAX_ROW_BYTES)  # the process's own, put back at once
+        cut = 0
         try:
             cells = next(reader, None)
         except csv.Error as exc:
@@ -158,21 +437,26 @@ def csv_records(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any
                 f"{path}:{lines.start}: a quote in the row starting on this line is not "
                 f"closed where it should be ({exc}); check the quoting of that row"
             ) from None
+        except _LongRow:
+            where = f"{path}:{lines.start}"
+            cells, cut = cut_csv_row(lines.row_pieces(), delimiter, where)
+            warn(
+                f"{where}: a row over the {size_words(MAX_ROW_BYTES)} read whole; read with "
+                f"each cell kept to its last {size_words(LONG_TEXT_KEEP)} (where a final "
+                f"answer is): {cut} characters cut"
+            )
         finally:
             csv.field_size_limit(limit)
         if cells is None:
             return
         start = lines.start
         lines.next_row()
-        if header is None:
-            header = cells
-            continue
-        yield start, dict(zip(header, cells, strict=False))
+        yield start, cells, cut
 
 
 def starts_a_list(path: Path) -> bool:
     """Whether the file's first character that is not white space opens a JSON list."""
-    with open_user_file(path, WHAT, MAX_FILE_BYTES) as fh:
+    with open_user_file(path, WHAT, NO_FILE_BOUND) as fh:
         while chunk := fh.read(64 * 1024):
             start = chunk.decode("utf-8-sig", "replace").lstrip()
             if start:

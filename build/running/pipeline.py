@@ -445,8 +445,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as stop:
         ignore_further_interrupts()
         print(
-            f"splice build: {stop_words(stop)}; the videos already cut are kept in {config.work_dir}: "
-            "run the same command again to resume",
+            f"splice build: {stop_words(stop)}; the videos already cut are kept in "
+            f"{config.work_dir}: run the same command again to resume",
             file=sys.stderr,
         )
         return stop_exit(stop)
