@@ -417,10 +417,41 @@ def csv_records(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any
         if header is None:
             header = cells
             continue
+        _check_swallowed_rows(header, cells, delimiter, f"{path}:{start}")
         row: dict[str, Any] = dict(zip(header, cells, strict=False))
         if cut:
             row[ROW_CUT] = cut
         yield start, row
+
+
+_ID_COLUMNS = ("video_id", "video")  # the column a row's video is named in (else the first)
+_ID_SHAPE = re.compile(r"[\w\-/.]+")
+
+
+def _check_swallowed_rows(header: list[str], cells: list[str], delimiter: str, where: str) -> None:
+    """Refuse a row whose quoted cell holds lines that read as rows of their own: a quote
+    left open that closes at the end of a later line (strict quoting sees nothing wrong)
+    swallowed the rows between. Such a line has at least the header's cells, its video cell
+    an id of the row's own id's shape (as long, no spaces): prose ("First, the pan") never
+    has one."""
+    names = [name.strip() for name in header]
+    column = next((names.index(c) for c in _ID_COLUMNS if c in names), 0)
+    own = cells[column].strip() if column < len(cells) else ""
+    if len(header) < 2 or not _ID_SHAPE.fullmatch(own):
+        return
+    for cell in cells:
+        for line in cell.splitlines()[1:] if "\n" in cell else ():
+            try:
+                parts = next(csv.reader([line], delimiter=delimiter), [])
+            except csv.Error:
+                continue
+            other = parts[column].strip() if len(parts) >= len(header) else ""
+            if len(other) == len(own) and _ID_SHAPE.fullmatch(other):
+                raise UserError(
+                    f"{where}: the quoted cell of the row starting on this line runs on over "
+                    f"a line that reads as a row of its own (video {other!r}): is a quote "
+                    "left open? Check the quoting of that row"
+                )
 
 
 def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str], int]]:

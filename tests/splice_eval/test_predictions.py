@@ -186,3 +186,33 @@ def test_a_row_over_the_row_bound_is_read_from_its_end_and_costs_no_other_row(
     assert "kept to its last 1 MB" in warnings[0], warnings[0]
     assert run["binary_accuracy"] == 1.0 and run["missing"] == 0, run
     assert run["orders_from_raw"]["readable"] == len(answers), run
+
+
+def test_a_csv_quote_closing_at_a_later_line_end_is_refused_naming_its_row(
+    demo_build, answers, tmp_path, capsys
+) -> None:
+    """Issue 47 §8: a quote left open that closes at the end of a later line (an answer
+    that starts with a quote, another that ends with one, written unescaped) swallowed the
+    rows between into one answer, silently: their videos scored as missing. A quoted cell
+    holding lines that read as rows of their own is refused naming the row it opens in;
+    a cell holding lines of prose is read."""
+    words = [" then ".join(f"Video {k}" for k in o) for o in answers.values()]
+    rows = [f"{v},{w}" for v, w in zip(answers, words, strict=True)]
+    rows[1] = rows[1].replace(",", ',"', 1)  # the second answer opens a quote...
+    rows[3] += '"'  # ...and the fourth ends with one: rows 3 and 4 would be one answer
+    path = tmp_path / "closes_later.csv"
+    path.write_text("video_id,raw_output\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    code, err, _, _ = _score(capsys, tmp_path, demo_build, path)
+    assert code == 2 and f"{path}:3: the quoted cell of the row starting on this line" in (
+        _one_line(err)
+    ), err
+    (video, order), *rest = answers.items()
+    prose = f'"Let me think.\nFirst, the pan.\nSo: {_answer(order)}"'
+    path.write_text(
+        "video_id,raw_output\n"
+        + "\n".join([f"{video},{prose}"] + [f'{v},"{_answer(o)}"' for v, o in rest])
+        + "\n",
+        encoding="utf-8",
+    )
+    code, err, run, _ = _score(capsys, tmp_path, demo_build, path)
+    assert code == 0 and run["binary_accuracy"] == 1.0, err
