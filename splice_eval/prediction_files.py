@@ -14,7 +14,9 @@ it acts.
   One that is still over ``MAX_CUT_ROW_CHARS`` once cut (not a prediction: garbage, a list
   of a million texts) is skipped with a warning naming it; either way the file's other
   rows are read;
-- CSV and TSV quoting is strict: a quote left open is refused naming the row it opens;
+- CSV and TSV quoting is strict: a quote left open is refused naming the row it opens, and
+  so is a quoted cell holding lines that read as rows of their own (a quote left open that
+  closes at the end of a later line);
 - a ``.json`` list up to ``MAX_TABLE_BYTES``, read whole, its records decoded one at a time;
 - an ``.xlsx`` of at most ``MAX_TABLE_BYTES`` whose parts unpack to at most that (the sizes
   its zip directory declares, which ``zipfile`` never reads past), streamed by openpyxl.
@@ -142,6 +144,8 @@ _STRING_RUN = re.compile(
     r'|u[0-9a-fA-F]{4}|["\\/bfnrt]))+'
 )
 _ESCAPE_MAX = 12  # the longest escape (a surrogate pair), kept for the next piece when cut
+_JOIN_EVERY = 4096
+_CELL_COST = 64  # what a cell of a long CSV row counts for besides its text (its object)
 
 
 def cut_json_row(pieces: Iterable[str]) -> tuple[str, int] | None:
@@ -155,7 +159,7 @@ def cut_json_row(pieces: Iterable[str]) -> tuple[str, int] | None:
             return None
     if row.text is not None or row.carry:
         return None
-    return "".join(row.out), row.cut
+    return "".join(row.done + row.out), row.cut
 
 
 class _JsonCut:
@@ -163,7 +167,8 @@ class _JsonCut:
     being read, and an escape cut by a piece's end."""
 
     def __init__(self) -> None:
-        self.out: list[str] = []
+        self.done: list[str] = []  # ``out`` joined every _JOIN_EVERY parts (a million
+        self.out: list[str] = []  # tiny parts would take far more memory than their text)
         self.size = self.cut = 0
         self.text: _Tail | None = None
         self.carry = ""
@@ -176,6 +181,9 @@ class _JsonCut:
             i = self._outside(piece, i) if self.text is None else self._inside(piece, i)
             if i < 0 or self.size > MAX_CUT_ROW_CHARS:
                 return False
+            if len(self.out) > _JOIN_EVERY:
+                self.done.append("".join(self.out))
+                self.out = []
         return True
 
     def _outside(self, piece: str, i: int) -> int:
@@ -313,22 +321,25 @@ class _RowLines:
 _QUOTED_RUN = re.compile(r'(?:[^"]+|"")+')  # a quoted cell's text, doubled quotes in it
 
 
-def cut_csv_row(pieces: Iterable[str], delimiter: str, where: str) -> tuple[list[str], int]:
+def cut_csv_row(pieces: Iterable[str], delimiter: str, where: str) -> tuple[list[str] | None, int]:
     """One CSV row read in pieces (from its first character; it ends at a line end outside
     quotes, or the pieces' end), each cell kept to its last LONG_TEXT_KEEP characters, and
-    how many characters were cut. Quoting as the csv module's strict mode reads it; a quote
-    that is not closed where it should be raises naming ``where``."""
+    how many characters were cut; None for the cells when they are still over
+    MAX_CUT_ROW_CHARS so cut (the row is read to its end all the same). Quoting as the csv
+    module's strict mode reads it; a quote that is not closed where it should be raises
+    naming ``where``."""
     row = _CsvCut(delimiter, where)
     for piece in pieces:
         if row.feed(piece):
-            return row.cells, row.cut
-    if row.quoted and not row.quote_seen:
-        raise UserError(
-            f"{where}: a quote in the row starting on this line is never closed; check the "
-            "quoting of that row"
-        )
-    row.end_cell()
-    return row.cells, row.cut
+            break
+    else:
+        if row.quoted and not row.quote_seen:
+            raise UserError(
+                f"{where}: a quote in the row starting on this line is never closed; check "
+                "the quoting of that row"
+            )
+        row.end_cell()
+    return (None if row.overlong else row.cells), row.cut
 
 
 class _CsvCut:
@@ -337,17 +348,22 @@ class _CsvCut:
 
     def __init__(self, delimiter: str, where: str) -> None:
         self.delimiter, self.where = delimiter, where
-        self.unquoted = re.compile(f"[^{re.escape(delimiter)}\\r\\n]+")
+        self.plain = re.compile('[^"\\r\\n]+')  # unquoted cells, as many as there are
         self.cells: list[str] = []
         self.cell = _Tail()
-        self.cut = 0
-        self.quoted = self.quote_seen = self.ended = False
+        self.cut = self.size = 0
+        self.quoted = self.quote_seen = self.ended = self.overlong = False
         self.fresh = True  # at a cell's first character
 
     def end_cell(self) -> None:
-        self.cells.append(self.cell.value())
+        text = self.cell.value()
         self.cut += self.cell.cut
         self.cell, self.fresh = _Tail(), True
+        self.size += len(text) + _CELL_COST
+        if self.size > MAX_CUT_ROW_CHARS:  # a million cells: read on, keep none
+            self.overlong, self.cells = True, []
+        if not self.overlong:
+            self.cells.append(text)
 
     def feed(self, piece: str) -> bool:
         """Take the next piece; True once the row has ended (at a line end)."""
@@ -388,22 +404,29 @@ class _CsvCut:
         return m.end()
 
     def _outside(self, piece: str, i: int) -> int:
-        c = piece[i]
-        if self.fresh and c == '"':
-            self.quoted, self.fresh = True, False
+        m = self.plain.match(piece, i)
+        if m is not None:  # unquoted cells: the current one's text, whole ones, a new one
+            span = m.group()
+            if not self.overlong:
+                first, *others = span.split(self.delimiter)
+                self.cell.add(first)
+                for part in others:
+                    self.end_cell()
+                    if self.overlong:
+                        break
+                    self.cell.add(part)
+            self.fresh = span.endswith(self.delimiter)
+            return m.end()
+        if piece[i] == '"':
+            if self.fresh:  # a quoted cell opens
+                self.quoted = True
+            else:  # a quote inside an unquoted cell is text, as the csv module reads it
+                self.cell.add('"')
+            self.fresh = False
             return i + 1
-        self.fresh = False
-        if c == self.delimiter:
-            self.end_cell()
-            return i + 1
-        if c in "\r\n":
-            self.end_cell()
-            self.ended = True
-            return len(piece)
-        m = self.unquoted.match(piece, i)
-        assert m is not None
-        self.cell.add(m.group())
-        return m.end()
+        self.end_cell()  # a line end: the row's end
+        self.ended = True
+        return len(piece)
 
 
 def csv_records(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -471,6 +494,14 @@ def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str], int]
         except _LongRow:
             where = f"{path}:{lines.start}"
             cells, cut = cut_csv_row(lines.row_pieces(), delimiter, where)
+            if cells is None:
+                warn(
+                    f"{where}: a row that is no prediction even with each cell kept to its "
+                    f"last {size_words(LONG_TEXT_KEEP)} (too many cells): skipped, its video "
+                    "not answered"
+                )
+                lines.next_row()
+                continue
             warn(
                 f"{where}: a row over the {size_words(MAX_ROW_BYTES)} read whole; read with "
                 f"each cell kept to its last {size_words(LONG_TEXT_KEEP)} (where a final "
