@@ -39,13 +39,12 @@ from typing import Any
 from splice_build.atomic import atomic_path
 from splice_build.errors import UserError, size_words
 from splice_dataset import CONFIGS
+from splice_eval.long_rows import LONG_TEXT_KEEP, cut_json_row
 from splice_eval.prediction_files import (
-    LONG_TEXT_KEEP,
     MAX_ROW_BYTES,
     ROW_CUT,
     LongLine,
     csv_records,
-    cut_json_row,
     json_records,
     lines,
     starts_a_list,
