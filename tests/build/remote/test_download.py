@@ -352,9 +352,7 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
             "--sleep", "0", "--retries", "0", "--timeout", "5", "--no-progress",
         ]  # fmt: skip
         # interrupted once the stalled download is under way
-        done = interrupt_when(
-            cmd, lambda: len(mirror.requests_for(slow_id)) >= 2, signum=signum
-        )
+        done = interrupt_when(cmd, lambda: len(mirror.requests_for(slow_id)) >= 2, signum=signum)
     stdout, stderr = done.stdout, done.stderr
     assert done.returncode == status, stderr
     assert f"{words}: 1 video not tried" in stdout and "Traceback" not in stderr
