@@ -19,11 +19,13 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from splice_build.errors import (
-    INTERRUPTED_EXIT,
     USAGE_EXIT,
     UserError,
     ignore_further_interrupts,
     refused_write,
+    sigterm_as_interrupt,
+    stop_exit,
+    stop_words,
 )
 
 # name -> (module, one-line help)
@@ -162,21 +164,23 @@ def main(argv: list[str] | None = None) -> int:
         if command == "splice":
             _parser(available).parse_args(argv)  # usage error (or --help, --version: exit 0)
             return USAGE_EXIT
-        parser, runner = subcommand_parser(argv[0], available)
-        return int(runner(parse_command(parser, argv[1:])) or 0)
+        with sigterm_as_interrupt():
+            parser, runner = subcommand_parser(argv[0], available)
+            return int(runner(parse_command(parser, argv[1:])) or 0)
     except UserError as e:
         if debug:
             raise
         print(f"{command}: {one_line(str(e))}", file=sys.stderr)
         return USAGE_EXIT
-    except KeyboardInterrupt:
-        # Ctrl-C wherever no command said more (`splice build` says what is kept): one
-        # line and the shell's 130, never a traceback through whatever was running.
+    except KeyboardInterrupt as stop:
+        # Ctrl-C (or SIGTERM, raised as errors.Terminated) wherever no command said more
+        # (`splice build` says what is kept): one line and the shell's 130 (143 for
+        # SIGTERM), never a traceback through whatever was running.
         ignore_further_interrupts()
         if debug:
             raise
-        print(f"{command}: interrupted", file=sys.stderr)
-        return INTERRUPTED_EXIT
+        print(f"{command}: {stop_words(stop)}", file=sys.stderr)
+        return stop_exit(stop)
     except BrokenPipeError:
         # The reader went away (`splice score ... | head`): the rest has nowhere to go.
         # Python's advice: point stdout at devnull so its flush at exit raises no second one.

@@ -19,27 +19,71 @@ naming the extra.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO
 
 USAGE_EXIT = 2
 INTERRUPTED_EXIT = 130  # the shell's code for a run ended by Ctrl-C (128 + SIGINT)
+TERMINATED_EXIT = 143  # the shell's code for a run ended by SIGTERM (128 + SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Slurm, Kubernetes and ``kill`` send before they kill), handled as
+    Ctrl-C is: every handler of an interrupt keeps what is done and says how to resume; the
+    dispatcher ends with `TERMINATED_EXIT` instead of 130."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raised as `Terminated` in the main thread for the block (the dispatcher's
+    whole command), unless it is ignored (whoever ignored it meant it); the previous
+    handler after. Python's default lets SIGTERM kill the process where it stands (exit
+    -15, a run's answers in hand and a build's cleanup lost)."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:  # unless a handler of the stop ignores further ones (to the process's end)
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def stop_words(interrupt: BaseException) -> str:
+    """How a command says it was stopped: ``terminated (SIGTERM)`` or ``interrupted``."""
+    return "terminated (SIGTERM)" if isinstance(interrupt, Terminated) else "interrupted"
+
+
+def stop_exit(interrupt: BaseException) -> int:
+    """The exit status of a command stopped by ``interrupt``: 143 for SIGTERM, 130 for
+    Ctrl-C, as a shell reports a process each signal ended."""
+    return TERMINATED_EXIT if isinstance(interrupt, Terminated) else INTERRUPTED_EXIT
 
 
 def ignore_further_interrupts() -> None:
-    """The first thing a handler of Ctrl-C does: every later Ctrl-C (a user pressing it again
-    while the first is handled) is ignored until the process ends. A second one landing in
-    the handler's own message, a cleanup or the interpreter's shutdown (joining threads,
-    atexit) printed a traceback; the first one's line is all there is to say. Only the
-    main thread may set a handler (Python runs handlers there alone)."""
+    """The first thing a handler of Ctrl-C (or SIGTERM) does: every later Ctrl-C or SIGTERM
+    (a user pressing Ctrl-C again while the first is handled, a batch system repeating its
+    stop) is ignored until the process ends. A second one landing in the handler's own
+    message, a cleanup or the interpreter's shutdown (joining threads, atexit) printed a
+    traceback; the first one's line is all there is to say. Only the main thread may set a
+    handler (Python runs handlers there alone)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 # The machine's refusals to write that a user can act on: what happened, what to do.
@@ -81,7 +125,11 @@ def refused_write(exc: OSError) -> UserError | None:
     """The machine's refusal to write anywhere a command writes (``--out`` on a read-only
     disk, a full one, a folder without permission) as one line naming the folder and why;
     None for any other error, which is a bug to show in full. The dispatcher's net under
-    every command, so an output folder needs no check of its own in each."""
+    every command, so an output folder needs no check of its own in each; a file where a
+    folder must go (or the reverse) is said as `output_path` says it."""
+    misplaced = _misplaced(exc)
+    if misplaced is not None:
+        return misplaced
     if exc.errno not in _DISK_REFUSALS or not exc.filename:
         return None
     path = Path(os.fsdecode(exc.filename))
@@ -92,6 +140,50 @@ def refused_write(exc: OSError) -> UserError | None:
     folder = path.parent if str(path.parent) not in ("", ".") else Path.cwd()
     error = disk_error(f"cannot write in {folder}", exc, "the command stopped there")
     return error if isinstance(error, UserError) else None
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first component of ``path`` (from the root, ``path`` itself last) that exists and
+    is not a folder, while more of the path must go under it; None when there is none."""
+    parts = [*reversed(path.parents), path]
+    for component in parts[:-1]:
+        if os.path.lexists(component) and not component.is_dir():
+            return component
+    return None
+
+
+def output_path(path: str | os.PathLike, option: str, folder: bool = False) -> Path:
+    """``path``, where a command will write a file (``folder``: a folder), checked before
+    any work: a path through a regular file (a file where a folder must go), or a folder
+    where a file must go (a file where a folder must go), is a UserError naming ``option``,
+    the path and what is in the way. The dispatcher's net (`refused_write`) says the same
+    of what a command did not check."""
+    path = Path(path)
+    blocker = _file_in_the_way(path)
+    if blocker is not None:
+        raise UserError(f"{option} {path}: {blocker} is a file, where a folder must go")
+    if folder and os.path.lexists(path) and not path.is_dir():
+        raise UserError(f"{option} {path}: {path} is a file, where a folder must go")
+    if not folder and path.is_dir():
+        raise UserError(f"{option} {path}: {path} is a folder, where a file must go")
+    return path
+
+
+def _misplaced(exc: OSError) -> UserError | None:
+    """A write that failed for a file where a folder must go, or a folder where a file must
+    go (a file opened or renamed onto a folder: named by its target, never the temporary
+    file an atomic write renames), as one line; None for any other error."""
+    if exc.errno == errno.EISDIR and (exc.filename2 or exc.filename):
+        target = Path(os.fsdecode(exc.filename2 or exc.filename))
+        return UserError(f"{target} is a folder, where a file must go")
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST) and exc.filename:
+        path = Path(os.fsdecode(exc.filename))
+        blocker = _file_in_the_way(path)
+        if blocker is None and os.path.lexists(path) and not path.is_dir():
+            blocker = path  # mkdir of a folder where a file is
+        if blocker is not None:
+            return UserError(f"{path}: {blocker} is a file, where a folder must go")
+    return None
 
 
 def as_user_error(exc: ValueError | OSError) -> UserError:

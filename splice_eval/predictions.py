@@ -37,13 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from splice_build.atomic import atomic_path
-from splice_build.errors import UserError
+from splice_build.errors import UserError, size_words
 from splice_dataset import CONFIGS
+from splice_eval.long_rows import LONG_TEXT_KEEP, cut_json_row
 from splice_eval.prediction_files import (
+    MAX_ROW_BYTES,
+    ROW_CUT,
+    LongLine,
     csv_records,
     json_records,
     lines,
     starts_a_list,
+    warn,
     xlsx_records,
 )
 
@@ -150,6 +155,8 @@ def read_metadata(path: str | Path) -> dict[str, Any] | None:
     if is_table(path):
         return None
     for _, line in lines(path):
+        if isinstance(line, LongLine):
+            return None  # a metadata line is short
         if line.strip():
             return _metadata_of(line, path)
     return None
@@ -183,8 +190,11 @@ def iter_predictions(path: str | Path) -> Iterator[Prediction]:
 
 def iter_located(path: str | Path) -> Iterator[tuple[int, Prediction]]:
     """The predictions of a file with the line (a JSON record: the position) each is on,
-    read as a stream: a file over ``MAX_FILE_BYTES`` (a .json list or .xlsx over
-    ``MAX_TABLE_BYTES``), or a row over ``MAX_ROW_BYTES``, is refused naming the bound.
+    read as a stream (``prediction_files``): JSONL, CSV and TSV of any size, a row over
+    ``MAX_ROW_BYTES`` read with each of its texts kept to its last ``LONG_TEXT_KEEP``
+    characters (``ROW_CUT`` in its extra fields says how many were cut) or skipped, each
+    with a warning naming it; a .json list or .xlsx over ``MAX_TABLE_BYTES`` is refused
+    naming the bound.
 
     Besides this module's own format, what other tools write is read as it stands: only
     ``video_id`` and one of ``order`` / ``raw_output`` are needed (``model`` defaults to
@@ -287,6 +297,11 @@ def _why_empty(path: Path) -> str:
 def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     first = True
     for lineno, line in lines(path):
+        cut = 0
+        if isinstance(line, LongLine):
+            line, cut = _cut_line(path, line)
+            if line is None:
+                continue
         if not line.strip():
             continue
         if first and _metadata_of(line, path) is not None:
@@ -303,7 +318,29 @@ def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise UserError(f"{path}:{lineno}: expected a JSON object")
         if METADATA_KEY in data:
             raise UserError(f"{path}:{lineno}: a metadata line belongs on the first line")
-        yield lineno, _lmms_record(data)
+        yield lineno, _lmms_record(data) | ({ROW_CUT: cut} if cut else {})
+
+
+def _cut_line(path: Path, line: LongLine) -> tuple[str | None, int]:
+    """A line over MAX_ROW_BYTES as the JSON text to read, each of its strings kept to its
+    last LONG_TEXT_KEEP characters (a final answer is at the end), and how many were cut;
+    (None, 0) when it cannot be read so: skipped, with the rest of the file read."""
+    cut = cut_json_row(line.pieces())
+    where = f"{path}:{line.lineno}"
+    if cut is None:
+        line.skip()
+        warn(
+            f"{where}: a line of {size_words(line.size)} or more that is no prediction "
+            f"even with each text kept to its last {size_words(LONG_TEXT_KEEP)} (not JSON, "
+            "or too much else): skipped, its video not answered"
+        )
+        return None, 0
+    warn(
+        f"{where}: a line of {size_words(line.size)}, over the {size_words(MAX_ROW_BYTES)} "
+        f"read whole; read with each text kept to its last {size_words(LONG_TEXT_KEEP)} "
+        f"(where a final answer is): {cut[1]} characters cut"
+    )
+    return cut
 
 
 def _lmms_record(data: dict[str, Any]) -> dict[str, Any]:

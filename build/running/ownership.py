@@ -53,7 +53,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from splice_build.atomic import atomic_path
-from splice_build.errors import UserError, disk_error
+from splice_build.errors import UserError, disk_error, output_path
 from splice_build.output.release_manifest import MANIFEST
 from splice_build.running.report import REPORT_JSON, REPORT_TXT
 from splice_dataset import WEBDATASET_DIR, WRITTEN_CONFIGS, shard_dir
@@ -228,7 +228,9 @@ def lock_folder(
     """One splice command at a time writing into ``folder`` (a build's output, a download's
     folder, a run's prediction file: ``kind``): a lock file ``.<name>.lock`` beside it,
     removed when released, that names its ``holder`` (the command) and process, so a second
-    command is refused naming the first."""
+    command is refused naming the first. A path that cannot be one (through a regular
+    file, or a folder where a file must go) is refused first (`errors.output_path`)."""
+    output_path(folder, option, folder=kind == "folder")
     folder = _resolved(folder)
     lock = folder.parent / f".{folder.name}.lock"
     try:

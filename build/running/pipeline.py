@@ -26,7 +26,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import splice_dataset as schema
-from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
+from splice_build.errors import UserError, ignore_further_interrupts, stop_exit, stop_words
 from splice_build.output import card, validate, write
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
 from splice_build.output.shards import WriteResult
@@ -442,14 +442,14 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     try:
         result = run_build(config)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         ignore_further_interrupts()
         print(
-            f"splice build: interrupted; the videos already cut are kept in {config.work_dir}: "
-            "run the same command again to resume",
+            f"splice build: {stop_words(stop)}; the videos already cut are kept in "
+            f"{config.work_dir}: run the same command again to resume",
             file=sys.stderr,
         )
-        return INTERRUPTED_EXIT
+        return stop_exit(stop)
     print(result.report.summary())
     for problem in result.problems:
         print(f"validate: {problem}")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import splice_dataset as schema
 from splice_build.cli import int_at_least
-from splice_build.errors import UserError, read_text
+from splice_build.errors import UserError, output_path, read_text
 from splice_build.output.card_reader import read_card
 from splice_eval import data_source
 from splice_eval.human.app import cli as app_cli
@@ -469,6 +469,7 @@ def run(args: argparse.Namespace) -> int:
         return app_cli.run_space(args)
     if args.action == "export":
         names = [n.strip() for n in args.annotators.split(",") if n.strip()]
+        output_path(args.out, "--out", folder=True)
         build = data_source.local_build(args.build, option="BUILD")
         assignments = export(build, args.out, names, args.seed, args.limit, progress=True)
         print(

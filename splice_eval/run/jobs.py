@@ -22,7 +22,7 @@ from typing import Any
 import splice_dataset as schema
 import splice_formats
 import splice_metric
-from splice_build.errors import UserError
+from splice_build.errors import Terminated, UserError
 from splice_build.remote.breaker import Breaker, EndpointDown
 from splice_build.remote.redact import Redactor
 from splice_eval.predictions import Prediction, cap_raw_output, metadata_line, write_predictions
@@ -97,7 +97,7 @@ def run_jobs(
     compacted the same way. An interrupt is raised again; an endpoint stop returns with
     its reason in ``stats.stopped`` (the rows not asked are simply absent: a rerun asks
     them). In the main thread Ctrl-C and SIGTERM reach the loop through ``_signals_deferred``;
-    SIGTERM is raised as ``Terminated``.
+    SIGTERM is raised as ``errors.Terminated`` (the dispatcher exits 143 for it).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -118,10 +118,6 @@ def run_jobs(
     if loop.stop is not None and not isinstance(loop.stop, EndpointDown):
         raise loop.stop
     return ordered, loop.stats
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: answers in hand are written before the run ends."""
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ from tqdm import tqdm
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
+from splice_build.errors import UserError, ignore_further_interrupts, stop_exit, stop_words
 from splice_build.output.card_reader import read_card
 from splice_build.remote.breaker import DEFAULT_MAX_FAILURES, DEFAULT_MAX_SILENCE, Breaker
 from splice_build.remote.redact import RedactingFilter, Redactor, public_url
@@ -402,14 +402,14 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
             progress=lambda _pred: bar.update(),
             metadata=metadata,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         ignore_further_interrupts()
         print(
-            f"splice run: interrupted; the answers already in are kept in {args.out}; run the "
-            "same command again to resume.",
+            f"splice run: {stop_words(stop)}; the answers already in are kept in {args.out}; "
+            "run the same command again to resume.",
             file=sys.stderr,
         )
-        return INTERRUPTED_EXIT
+        return stop_exit(stop)
     finally:
         bar.close()
         log.removeFilter(log_filter)

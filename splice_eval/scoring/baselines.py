@@ -38,7 +38,7 @@ import numpy as np
 
 import splice_dataset as schema
 import splice_formats
-from splice_build.errors import UserError, as_user_error, read_bytes
+from splice_build.errors import UserError, as_user_error, output_path, read_bytes
 from splice_build.output.card_reader import read_card
 from splice_build.output.card_tables import markdown_table
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, parse_annotation_json
@@ -296,6 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    output_path(args.out, "--out")
     if args.out.exists() and not args.overwrite:  # an earlier run's answers, or a model's
         raise UserError(f"--out {args.out}: exists; pass --overwrite to replace it")
     if args.coin is not None:

@@ -18,7 +18,7 @@ from typing import Any
 import splice_dataset as sd
 import splice_formats
 from splice_build.cli import float_in, int_at_least
-from splice_build.errors import UserError, as_user_error
+from splice_build.errors import UserError, as_user_error, output_path
 from splice_build.output.card_reader import read_card
 from splice_eval import data_source
 from splice_eval.builddata import NotABuild, read_meta
@@ -275,6 +275,8 @@ def prediction_files(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.json is not None:
+        output_path(args.json, "--json")
     files = prediction_files(args)
     try:
         data = data_source.local_build(args.data, ("text",))

@@ -491,3 +491,45 @@ def test_an_unwritable_out_is_one_line_naming_the_folder(tmp_path, demo_build, c
             assert last.startswith(f"splice {argv[0]}: "), last
             assert f"{locked}" in last and any(w in last for w in why), last
     assert list(locked.iterdir()) == []
+
+
+def test_an_out_through_a_file_or_onto_a_folder_is_one_line(tmp_path, demo_build, capsys) -> None:
+    """Issue 47 §7: a file where a folder must go (``--out`` through a regular file in
+    `splice run`, `build`, `annotate export`, `baseline`; `score --json`), or a folder
+    where a file must go (`score --json`; `baseline --out --overwrite`, which named its
+    temporary file), gave a traceback or an errno text. Each is one line naming the path
+    and what is in the way, before any work (`errors.output_path`)."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("mine\n")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (tmp_path / "videos").mkdir()
+    answers = tmp_path / "b.jsonl"
+    assert main(["baseline", "random", "--data", str(demo_build), "--out", str(answers)]) == 0
+    capsys.readouterr()
+    file_in_the_way = f"{blocker} is a file, where a folder must go"
+    folder_in_the_way = f"{folder} is a folder, where a file must go"
+    cases = [
+        (["score", str(answers), "--data", str(demo_build), "--json", str(folder)],
+         folder_in_the_way),
+        (["score", str(answers), "--data", str(demo_build), "--json", str(blocker / "s.json")],
+         file_in_the_way),
+        (["baseline", "random", "--data", str(demo_build), "--out", str(folder), "--overwrite"],
+         folder_in_the_way),
+        (["baseline", "random", "--data", str(demo_build), "--out", str(blocker / "b.jsonl")],
+         file_in_the_way),
+        (["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--config", "text",
+          "--data", str(demo_build), "--out", str(blocker / "answers.jsonl")], file_in_the_way),
+        (["build", "--videos", str(tmp_path / "videos"), "--out", str(blocker / "build"),
+          "--limit", "1", "--no-progress"], file_in_the_way),
+        (["annotate", "export", str(demo_build), "--out", str(blocker / "packages")],
+         file_in_the_way),
+    ]  # fmt: skip
+    for argv, words in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "Errno" not in err and ".tmp" not in err, (argv, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"splice {argv[0]}: "), (argv, err)
+        assert words in lines[0], (argv, lines[0])
+    assert blocker.read_text() == "mine\n" and list(folder.iterdir()) == []

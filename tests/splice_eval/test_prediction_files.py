@@ -1,8 +1,12 @@
-"""Prediction files are read bounded and streamed (issue 40 §4): whatever a user hands
-``splice score``, it holds less than 300 MB, and a file over a bound is refused naming it."""
+"""Prediction files are read bounded and streamed (issue 40 §4, issue 47 §3): whatever a
+user hands ``splice score``, it holds less than 300 MB; a streamed file (JSONL, CSV, TSV)
+has no size bound, a row over the row bound costs only itself, and a file read whole (a
+.json list, an .xlsx) over its bound is refused naming it."""
 
 from __future__ import annotations
 
+import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -11,14 +15,35 @@ from tests.support.peak_memory import peak_memory
 LIMIT = 300 * 1024 * 1024  # the most any input may make a command hold
 
 
-def test_a_gigabyte_of_garbage_is_refused_by_its_size_in_little_memory(demo_build, tmp_path):
-    """A 1 GB file of garbage was read whole (2.8 GB)."""
-    garbage = tmp_path / "garbage.jsonl"
-    with garbage.open("wb") as fh:  # sparse: a gigabyte of zero bytes, no disk used
-        fh.truncate(1024**3)
-    code, err, peak = peak_memory(["score", str(garbage), "--data", str(demo_build)])
-    assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert f"prediction file {garbage}: 1.02e+03 MB, over the 64 MB" in err, err
+def test_a_gigabyte_row_costs_only_itself_in_little_memory(demo_build, tmp_path):
+    """Issue 47 §3: JSONL, CSV and TSV files were refused over 64 MB although their readers
+    stream, and one row over the row bound refused the whole file. A 1 GB file whose one
+    row is a gigabyte of garbage (a sparse hole: no disk used) between good rows: the row
+    is skipped with a warning naming it, every other row is scored, in under 300 MB."""
+    from splice_eval.builddata import read_meta
+
+    answers = {v: list(m.order) for v, m in read_meta(demo_build).items()}
+    rows = [
+        json.dumps({"video_id": v, "config": "text", "model": "m", "order": o}) + "\n"
+        for v, o in answers.items()
+    ]
+    half = len(rows) // 2
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as fh:
+        fh.write("".join(rows[:half]).encode())
+        fh.write(b'{"video_id": "garbage", "raw_output": "')
+        fh.seek(1024**3, os.SEEK_CUR)  # a hole: reads as a gigabyte of zero bytes
+        fh.write(b'"}\n' + "".join(rows[half:]).encode())
+    assert path.stat().st_size > 1024**3
+    scores = tmp_path / "scores.json"
+    argv = ["score", str(path), "--data", str(demo_build), "--json", str(scores)]
+    code, err, peak = peak_memory(argv)
+    assert code == 0, err
+    (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert f"{path}:{half + 1}: a line of " in warning and "skipped" in warning, warning
+    run = json.loads(scores.read_text())["runs"][0]
+    assert run["missing"] == 0 and run["not_in_build"] == 0, run
+    assert run["binary_accuracy"] == 1.0, run
     assert peak < LIMIT, peak
 
 

@@ -144,3 +144,75 @@ def test_a_cell_over_the_csv_field_limit_is_read(
     code, err, run, _ = _score(capsys, tmp_path, demo_build, path)
     assert code == 0, err
     assert run["binary_accuracy"] == 1.0 and run["orders_from_raw"]["readable"] == len(answers)
+
+
+def _long_answer(order: list[int]) -> str:
+    """A reasoning model's degenerate answer: 12 MB of thinking (three times the row bound),
+    quotes and line breaks in it, then its final answer."""
+    thinking = 'Hmm, "Video 1" or "Video 2" first? Let me weigh them again.\n' * 200_000
+    return f"<think>{thinking}</think>{_answer(order)}"
+
+
+@pytest.mark.parametrize("form", ["jsonl", "lmms-eval", "csv", "tsv"])
+def test_a_row_over_the_row_bound_is_read_from_its_end_and_costs_no_other_row(
+    form, demo_build, answers, tmp_path, capsys
+) -> None:
+    """Issue 47 §3: one answer over the 4 MB row bound among good ones refused the whole
+    file (23 answers lost for one degenerate row). The row is read in bounded memory, its
+    text kept to its last megabyte (where the final answer is), and scored, with a warning
+    naming it; every other row is read."""
+    rows = [
+        (v, _long_answer(o) if i == 1 else _answer(o)) for i, (v, o) in enumerate(answers.items())
+    ]
+    path = tmp_path / f"m.{'jsonl' if form == 'lmms-eval' else form}"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        if form in ("csv", "tsv"):
+            writer = csv.writer(fh, delimiter="\t" if form == "tsv" else ",")
+            writer.writerow(["video_id", "raw_output"])
+            writer.writerows(rows)
+            line = 3  # the long row's first line, under the header
+        else:
+            for doc_id, (video, raw) in enumerate(rows):
+                record = {"video_id": video, "config": "text", "raw_output": raw, "order": None}
+                if form == "lmms-eval":
+                    record = {"doc_id": doc_id} | {name: record for name in RATES}
+                fh.write(json.dumps(record) + "\n")
+            line = 2
+    assert path.stat().st_size > 3 * 4 * 1024 * 1024
+    code, err, run, _ = _score(capsys, tmp_path, demo_build, path)
+    assert code == 0, err
+    warnings = [w for w in err.splitlines() if w.startswith("warning:")]
+    assert len(warnings) == 1 and f"{path}:{line}: " in warnings[0], err
+    assert "kept to its last 1 MB" in warnings[0], warnings[0]
+    assert run["binary_accuracy"] == 1.0 and run["missing"] == 0, run
+    assert run["orders_from_raw"]["readable"] == len(answers), run
+
+
+def test_a_csv_quote_closing_at_a_later_line_end_is_refused_naming_its_row(
+    demo_build, answers, tmp_path, capsys
+) -> None:
+    """Issue 47 §8: a quote left open that closes at the end of a later line (an answer
+    that starts with a quote, another that ends with one, written unescaped) swallowed the
+    rows between into one answer, silently: their videos scored as missing. A quoted cell
+    holding lines that read as rows of their own is refused naming the row it opens in;
+    a cell holding lines of prose is read."""
+    words = [" then ".join(f"Video {k}" for k in o) for o in answers.values()]
+    rows = [f"{v},{w}" for v, w in zip(answers, words, strict=True)]
+    rows[1] = rows[1].replace(",", ',"', 1)  # the second answer opens a quote...
+    rows[3] += '"'  # ...and the fourth ends with one: rows 3 and 4 would be one answer
+    path = tmp_path / "closes_later.csv"
+    path.write_text("video_id,raw_output\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    code, err, _, _ = _score(capsys, tmp_path, demo_build, path)
+    assert code == 2 and f"{path}:3: the quoted cell of the row starting on this line" in (
+        _one_line(err)
+    ), err
+    (video, order), *rest = answers.items()
+    prose = f'"Let me think.\nFirst, the pan.\nSo: {_answer(order)}"'
+    path.write_text(
+        "video_id,raw_output\n"
+        + "\n".join([f"{video},{prose}"] + [f'{v},"{_answer(o)}"' for v, o in rest])
+        + "\n",
+        encoding="utf-8",
+    )
+    code, err, run, _ = _score(capsys, tmp_path, demo_build, path)
+    assert code == 0 and run["binary_accuracy"] == 1.0, err

@@ -51,11 +51,13 @@ def interrupt_when(
     cwd: Path | None = None,
     presses: int = 1,
     gap: float = 0.02,
+    signum: int = signal.SIGINT,
 ) -> subprocess.CompletedProcess:
     """Run ``cmd`` as a terminal would, press Ctrl-C once ``ready()`` holds (within five
     minutes; it must still be running then), and return how it ended (stdout, stderr text).
     ``presses`` > 1: an impatient user's Ctrl-C again and again, ``gap`` seconds apart, for
-    as long as the command runs."""
+    as long as the command runs. ``signum`` SIGTERM: a batch system's stop instead (Slurm,
+    Kubernetes, ``kill``), sent to the command's own process."""
     proc = subprocess.Popen(
         cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=terminal_sigint,
@@ -65,11 +67,14 @@ def interrupt_when(
         while not ready() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, f"{cmd} ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
-        for _ in range(presses - 1):
-            time.sleep(gap)
+        for press in range(presses):
+            if press:
+                time.sleep(gap)
             with contextlib.suppress(ProcessLookupError):  # the group may be gone by now
-                os.killpg(proc.pid, signal.SIGINT)
+                if signum == signal.SIGINT:  # Ctrl-C: the terminal signals the whole group
+                    os.killpg(proc.pid, signal.SIGINT)
+                else:
+                    os.kill(proc.pid, signum)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts, require
+from splice_build.errors import ignore_further_interrupts, require, stop_exit, stop_words
 from splice_build.plural import counted
 from splice_build.records import CutSettings, DownloadOutcome, VideoEntry
 from splice_build.remote import download_report
@@ -29,7 +29,7 @@ from splice_build.stages import select, sources
 @dataclass(frozen=True)
 class DownloadRun:
     outcomes: list[DownloadOutcome]  # one per finished entry, by video id
-    interrupted: bool  # Ctrl-C before all finished
+    interrupted: KeyboardInterrupt | None  # Ctrl-C (or SIGTERM) before all finished
     stopped: str | None = None  # why the breaker stopped the run early (no network)
 
 
@@ -60,7 +60,7 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> Downl
     if not settings.progress:
         _status(f"{len(entries)} videos into {settings.out}, {settings.workers} at a time")
     pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="splice-download")
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
     try:
         pending = {pool.submit(fetcher.fetch, e) for e in entries}
         while pending:
@@ -82,9 +82,9 @@ def run_download(entries: list[VideoEntry], settings: DownloadSettings) -> Downl
                     refresh=False,
                 )
                 bar.update()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         ignore_further_interrupts()
-        interrupted = True
+        interrupted = stop
         fetcher.cancel.set()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -225,10 +225,10 @@ _NETWORK = frozenset({"network", "timeout", "incomplete", "throttled", "server"}
 
 def closing_line(done: DownloadRun, selected: int) -> tuple[str, int]:
     """The run's last line (short, naming what failed) and its exit status: 130 when
-    interrupted, 1 when stopped early or when every video tried failed, else 0."""
-    if done.interrupted:
+    interrupted (143 on SIGTERM), 1 when stopped early or when every video tried failed, else 0."""
+    if done.interrupted is not None:
         untried = counted(selected - len(done.outcomes), "video")
-        return f"interrupted: {untried} not tried", INTERRUPTED_EXIT
+        return f"{stop_words(done.interrupted)}: {untried} not tried", stop_exit(done.interrupted)
     untried = sum(o.status == download_report.NOT_TRIED for o in done.outcomes)
     if done.stopped:
         return (

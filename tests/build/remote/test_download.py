@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -328,9 +329,15 @@ def test_default_urls_go_to_yt_dlps_youtube_extractor(tmp_path: Path) -> None:
     assert suitable[0] == "Youtube"
 
 
+@pytest.mark.parametrize(
+    ("signum", "status", "words"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
 def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
-    tmp_path: Path, footage: dict[str, Path]
+    signum, status, words, tmp_path: Path, footage: dict[str, Path]
 ) -> None:
+    """Ctrl-C, or SIGTERM (a batch system's stop, issue 47 §4: it killed the download where
+    it stood, exit -15, no report), ends the run with its report and the part to resume."""
     import sys
 
     annotations = _annotations(tmp_path, {"bikes": 10.0, "slow": 10.0})
@@ -345,10 +352,10 @@ def test_ctrl_c_keeps_the_report_and_the_part_to_resume(
             "--sleep", "0", "--retries", "0", "--timeout", "5", "--no-progress",
         ]  # fmt: skip
         # interrupted once the stalled download is under way
-        done = interrupt_when(cmd, lambda: len(mirror.requests_for(slow_id)) >= 2)
+        done = interrupt_when(cmd, lambda: len(mirror.requests_for(slow_id)) >= 2, signum=signum)
     stdout, stderr = done.stdout, done.stderr
-    assert done.returncode == 130, stderr
-    assert "1 video not tried" in stdout
+    assert done.returncode == status, stderr
+    assert f"{words}: 1 video not tried" in stdout and "Traceback" not in stderr
     report = _report(out)
     assert set(report) == {ok_id} and report[ok_id]["status"] == "downloaded"
     assert list((out / fetch.STAGING / slow_id).glob("*.part"))  # kept, to resume

@@ -135,13 +135,19 @@ def _committed(work: Path) -> dict[str, dict[str, int]]:
     }
 
 
+@pytest.mark.parametrize(
+    ("signum", "status", "words"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
 def test_ctrl_c_during_build_is_one_line_exit_130_and_the_rerun_resumes(
-    capsys, tmp_path, sources, demo_ids
+    signum, status, words, capsys, tmp_path, sources, demo_ids
 ) -> None:
     """Wall 3 (issue 30): Ctrl-C during ``splice build`` printed about 40 lines of
     ``KeyboardInterrupt`` traceback through ``executors.py``. The terminal's SIGINT (sent to
     the whole process group, workers included) now ends the build with one line and exit
-    130, as ``splice run`` does; the rerun keeps every video already cut."""
+    130, as ``splice run`` does; the rerun keeps every video already cut. SIGTERM (a batch
+    system's stop, issue 47 §4) killed the build where it stood (exit -15): it is handled
+    the same way, exit 143."""
     project = tmp_path / "project"
     (project / "videos").mkdir(parents=True)
     for vid in demo_ids:
@@ -151,12 +157,14 @@ def test_ctrl_c_during_build_is_one_line_exit_130_and_the_rerun_resumes(
            "--videos", "videos/", "--out", "splice/", "--workers", "2",
            "--no-progress"]  # fmt: skip
 
-    done = interrupt_when(cmd, lambda: bool(_committed(project / "splice-work")), cwd=project)
+    done = interrupt_when(
+        cmd, lambda: bool(_committed(project / "splice-work")), cwd=project, signum=signum
+    )
     stderr = done.stderr  # interrupted once the first video is cut and committed
-    assert done.returncode == 130, stderr
+    assert done.returncode == status, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
-    assert lines[0].startswith("splice build: interrupted") and "resume" in lines[0]
+    assert lines[0].startswith(f"splice build: {words};") and "resume" in lines[0]
     kept = _committed(project / "splice-work")
     assert kept and len(kept) < len(demo_ids)
     assert not (project / "splice").exists()

@@ -582,6 +582,10 @@ def sigterm_run(
 
 
 def test_sigterm_keeps_answers_and_rerun_resumes(demo_build, tmp_path):
+    """SIGTERM (what Slurm and Kubernetes send before a kill) is handled as Ctrl-C is (issue
+    47 §4): one line, exit 143, every answer received kept in a readable file that a
+    rerun resumes. It ended the run as Ctrl-C (130, "interrupted") in the job loop and with
+    exit -15 and no file outside it."""
     rows = rows_of(demo_build, "text")
     first = rows[0][schema.VIDEO_ID]
     out = tmp_path / "term.jsonl"
@@ -599,7 +603,12 @@ def test_sigterm_keeps_answers_and_rerun_resumes(demo_build, tmp_path):
     with FakeOpenAIServer(script) as server:
         # once the answered row is in the file
         returncode, err = sigterm_run(demo_build, server.url, out, lambda text: first in text)
-    assert returncode != 0
+    assert returncode == 143, err
+    said = [line for line in err.splitlines() if "SIGTERM" in line or "Traceback" in line]
+    assert said == [
+        f"splice run: terminated (SIGTERM); the answers already in are kept in {out}; run the "
+        "same command again to resume."
+    ], err
     assert SECRET not in err
     preds = read_predictions(out)  # consistent: metadata line, whole lines, no duplicate
     assert read_metadata(out)["model"] == "m"
@@ -643,7 +652,7 @@ def test_sigterm_stops_a_run_whose_answers_are_200kb_loops(demo_build, tmp_path)
         returncode, _ = sigterm_run(
             demo_build, server.url, out, lambda text: len(text.splitlines()) > 1
         )
-    assert returncode != 0
+    assert returncode == 143
     preds = read_predictions(out)
     assert preds, "no answer was written before SIGTERM"
     assert all(p.order is None and "error" not in p.extra for p in preds)
