@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,8 +157,10 @@ def stable_step_id(task: str, label: str) -> int:
     return int.from_bytes(digest[:4], "big") >> (32 - _STEP_ID_BITS)
 
 
-def files_sha256(root: Path, files: list[Path]) -> str:
-    """The digest of a release folder's files read, each by its path under ``root``."""
+def files_sha256(files: list[Path]) -> str:
+    """The digest of the files a source was read from, each by its path under their
+    common folder (so the same release anywhere gives the same digest)."""
+    root = Path(os.path.commonpath([f.parent for f in files]))
     digest = hashlib.sha256()
     for f in sorted(files):
         digest.update(f"{f.relative_to(root).as_posix()}\0".encode())

@@ -161,7 +161,7 @@ def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
         url = urls.get(vid, f"https://www.youtube.com/watch?v={vid}")
         raws.append(read_video(file, name, steps, vid, url))
     read = [path / TASKS, *files] + ([path / VIDEOS] if (path / VIDEOS).is_file() else [])
-    return rules.ingested(path, files_sha256(path, read), raws, options, SOURCE, skips)
+    return rules.ingested(path, files_sha256(read), raws, options, SOURCE, skips)
 
 
 __all__ = ["SOURCE", "load", "looks_like", "read_tasks"]

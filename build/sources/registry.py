@@ -20,6 +20,9 @@ from splice_build.sources.base import IngestResult, SourceCard, SourceOptions
 ADAPTERS: dict[str, str] = {
     "coin": "splice_build.sources.coin",
     "crosstask": "splice_build.sources.crosstask",
+    "youcook2": "splice_build.sources.youcook2",
+    "htstep": "splice_build.sources.htstep",
+    "goalstep": "splice_build.sources.goalstep",
     "steps": "splice_build.sources.steps",
 }
 DEFAULT = "coin"

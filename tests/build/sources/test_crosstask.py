@@ -133,7 +133,7 @@ def test_a_wrong_source_is_refused_naming_what_the_files_look_like(tmp_path: Pat
     release = write_release(tmp_path / "release")
     videos = tmp_path / "videos"
     videos.mkdir()
-    for source in ("coin", "steps"):
+    for source in ("coin", "youcook2", "htstep", "goalstep", "steps"):
         code, out, err = splice(
             "build", "--source", source, "--annotations", release, "--videos", videos,
             "--out", tmp_path / "out",
