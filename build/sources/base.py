@@ -160,11 +160,12 @@ def stable_step_id(task: str, label: str) -> int:
 def files_sha256(files: list[Path]) -> str:
     """The digest of the files a source was read from, each by its path under their
     common folder (so the same release anywhere gives the same digest)."""
-    root = Path(os.path.commonpath([f.parent for f in files]))
+    root = os.path.commonpath([os.path.dirname(f) for f in files])
+    named = sorted((Path(os.path.relpath(f, root)).as_posix(), f) for f in files)
     digest = hashlib.sha256()
-    for f in sorted(files):
-        digest.update(f"{f.relative_to(root).as_posix()}\0".encode())
-        digest.update(hashlib.sha256(f.read_bytes()).digest())
+    for name, f in named:
+        digest.update(f"{name}\0".encode())
+        digest.update(hashlib.sha256(Path(f).read_bytes()).digest())
     return digest.hexdigest()
 
 

@@ -143,7 +143,7 @@ def read_video(path: Path, name: str, steps: tuple[str, ...], vid: str, url: str
 def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
     tasks = read_tasks(path / TASKS)
     urls = read_urls(path / VIDEOS)
-    files = sorted((path / ANNOTATIONS).glob("*.csv"))
+    files = sorted((path / ANNOTATIONS).glob("*.csv"), key=lambda f: f.name)  # names: cheap
     raws, skips = [], []
     for file in files:
         found = _FILE.match(file.name)
