@@ -242,7 +242,7 @@ def source_texts(source: SourceCard | None) -> dict[str, str]:
         "title": f"SPLICE from {source.title}: order the shuffled event clips of its videos",
         "intro": (
             "SPLICE (Ballout, Wilfred et al., 2025) probes event-based visual reasoning: each "
-            f"row is one {source.title} video cut into one clip per annotated step (2 to 7), "
+            f"row is one video of {source.title} cut into one clip per annotated step (2 to 7), "
             'shuffled and labelled "Video 1" .. "Video n"; a model must put the clips back in '
             "chronological order. This folder was produced by the open SPLICE build pipeline "
             f"from {source.title}'s annotations (read by its `{source.name}` adapter, version "

@@ -43,7 +43,7 @@ from splice_build.sources.base import (
 
 SOURCE = SourceCard(
     name="steps",
-    title="own footage (steps format)",
+    title="own footage (the steps format)",
     adapter_version=1,
     license="other",
     license_note="the lab's own: the build's owner states it (SPLICE ships no such data)",

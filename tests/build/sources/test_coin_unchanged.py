@@ -40,3 +40,25 @@ def test_coin_build_keeps_its_build_id_and_shard_bytes(demo_build: Path):
         for p in sorted(demo_build.rglob("*.parquet"))
     }
     assert found == SHARDS
+
+
+def test_the_coin_card_names_its_source_licence_and_citation(demo_build: Path):
+    text = read_card(demo_build).text
+    assert "- **Source:** COIN (`--source coin`, adapter version 1)" in text
+    assert "- **Source licence:** Creative Commons Attribution-NonCommercial 4.0" in text
+    assert "- **Source rules:** min_step_seconds=0.0, repeated_steps=keep" in text
+
+
+def test_the_repeat_rule_is_available_on_coin_and_off_by_default():
+    from splice_build.sources import registry
+    from splice_build.sources.base import SourceOptions
+    from splice_build.sources.rules import skip_counts
+    from splice_build.stages.ingest import BUNDLED_ANNOTATIONS
+
+    published = registry.load("coin", BUNDLED_ANNOTATIONS)
+    merged = registry.load("coin", BUNDLED_ANNOTATIONS, SourceOptions(repeated_steps="merge"))
+    assert "repeated-step" not in skip_counts(published.skips)
+    assert any(len({s.label for s in e.steps}) < e.num_steps for e in published.entries)
+    skipped = skip_counts(merged.skips)["repeated-step"]
+    assert 0 < skipped and len(merged.entries) == len(published.entries) - skipped
+    assert all(len({s.label for s in e.steps}) == e.num_steps for e in merged.entries)

@@ -142,3 +142,17 @@ def test_a_wrong_source_is_refused_naming_what_the_files_look_like(tmp_path: Pat
         assert err.count("\n") == 1 and "looks like a CrossTask release folder" in err, err
         assert "pass --source crosstask" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_validate_refuses_a_crosstask_card_whose_source_was_removed(built: Path, tmp_path: Path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    card = copy / "README.md"
+    lines = card.read_text("utf-8").splitlines(keepends=True)
+    start = lines.index("  source:\n")
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("   "))
+    card.write_text("".join(lines[:start] + lines[end:]), "utf-8")
+    code, out, _ = splice("validate", copy)
+    assert code != 0 and "splice_build.build_id" in out and "but the rows give" in out
