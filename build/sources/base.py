@@ -157,15 +157,18 @@ def stable_step_id(task: str, label: str) -> int:
     return int.from_bytes(digest[:4], "big") >> (32 - _STEP_ID_BITS)
 
 
-def files_sha256(files: list[Path]) -> str:
+def files_sha256(files: list[Path], read: dict[Path, bytes] | None = None) -> str:
     """The digest of the files a source was read from, each by its path under their
-    common folder (so the same release anywhere gives the same digest)."""
+    common folder (so the same release anywhere gives the same digest); ``read``: the bytes
+    of those the adapter has read already (each file is read once)."""
+    read = read or {}
     root = os.path.commonpath([os.path.dirname(f) for f in files])
     named = sorted((Path(os.path.relpath(f, root)).as_posix(), f) for f in files)
     digest = hashlib.sha256()
     for name, f in named:
+        data = read[f] if f in read else Path(f).read_bytes()
         digest.update(f"{name}\0".encode())
-        digest.update(hashlib.sha256(Path(f).read_bytes()).digest())
+        digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from splice_build.errors import UserError, read_text
+from splice_build.errors import UserError, decode_text, read_bytes, read_text
 from splice_build.records import Skip
 from splice_build.sources import rules
 from splice_build.sources.base import (
@@ -116,10 +116,14 @@ def read_urls(path: Path) -> dict[str, str]:
     return urls
 
 
-def read_video(path: Path, name: str, steps: tuple[str, ...], vid: str, url: str) -> RawVideo:
+def read_video(
+    path: Path, name: str, steps: tuple[str, ...], vid: str, url: str, data: bytes
+) -> RawVideo:
+    """One annotation file (``data``: its bytes) as its video's steps."""
     entry = f"{ANNOTATIONS}/{path.name}"
     raw = []
-    for n, line in enumerate(read_text(path, "CrossTask annotation").splitlines(), start=1):
+    text = decode_text(data, path, "CrossTask annotation")
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{entry} line {n}"
@@ -145,6 +149,7 @@ def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
     urls = read_urls(path / VIDEOS)
     files = sorted((path / ANNOTATIONS).glob("*.csv"), key=lambda f: f.name)  # names: cheap
     raws, skips = [], []
+    data: dict[Path, bytes] = {}
     for file in files:
         found = _FILE.match(file.name)
         if not found:
@@ -159,9 +164,10 @@ def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
             continue
         name, steps = tasks[task_id]
         url = urls.get(vid, f"https://www.youtube.com/watch?v={vid}")
-        raws.append(read_video(file, name, steps, vid, url))
+        data[file] = read_bytes(file, "CrossTask annotation")
+        raws.append(read_video(file, name, steps, vid, url, data[file]))
     read = [path / TASKS, *files] + ([path / VIDEOS] if (path / VIDEOS).is_file() else [])
-    return rules.ingested(path, files_sha256(read), raws, options, SOURCE, skips)
+    return rules.ingested(path, files_sha256(read, data), raws, options, SOURCE, skips)
 
 
 __all__ = ["SOURCE", "load", "looks_like", "read_tasks"]
