@@ -15,23 +15,26 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Step:
-    """One annotated COIN step: a segment of the source video, in seconds."""
+    """One annotated step: a segment of the source video, in seconds."""
 
-    step_id: int  # COIN action id (taxonomy "Action Id")
-    label: str  # COIN action label, the caption models see in video_text/text
+    # the source's own integer step id (COIN's taxonomy "Action Id", CrossTask's task-card
+    # step number, HT-Step's global_step_index, YouCook2's annotation id), else
+    # `sources.base.stable_step_id`
+    step_id: int
+    label: str  # the step's caption, the one models see in video_text/text
     start: float
     end: float
 
 
 @dataclass(frozen=True)
 class VideoEntry:
-    """One validated COIN annotation entry, joined with the taxonomy (ingest's output)."""
+    """One validated annotation entry of any source (ingest's output, `splice_build.sources`)."""
 
     video_id: str
-    task: str  # current COIN task name (2019 aliases resolved)
-    domain: str
-    recipe_type: int  # taxonomy "Target Id"
-    subset: str  # COIN's official "training" / "testing"
+    task: str  # the source's task (COIN: current task name, 2019 aliases resolved)
+    domain: str  # the source's domain, else the source's named default
+    recipe_type: int | None  # COIN's taxonomy "Target Id"; None for every other source
+    subset: str | None  # COIN's official "training" / "testing"; None for every other source
     duration: float
     video_url: str
     steps: tuple[Step, ...]  # chronological, validated non-overlapping

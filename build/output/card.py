@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -47,6 +47,7 @@ from splice_build.output.provenance import (
 )
 from splice_build.output.shards import WriteResult
 from splice_build.output.stats import BIN_LABELS, BuildStats, compute_stats
+from splice_build.sources.base import SourceCard
 from splice_dataset import (
     CLIP_CONFIGS,
     DATASETS_MIN_VERSION,
@@ -112,14 +113,17 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
 
+    source = provenance.source if provenance is not None else None
+    other = source is not None and source.name != "coin"  # a build of another source
     data = DatasetCardData(
-        license=LICENSE,
+        license=source.license if other else LICENSE,
         language="en",
         pretty_name="SPLICE",
         task_categories=TASK_CATEGORIES,
-        tags=TAGS + ([STAND_IN_TAG] if provenance and provenance.stand_in else []),
+        tags=[source.name if other and t == "coin" else t for t in TAGS]
+        + ([STAND_IN_TAG] if provenance and provenance.stand_in else []),
         size_categories=_size_category(written.num_rows),
-        source_datasets=["COIN"],
+        source_datasets=[source.title if other else "COIN"],
     )
     # `load_dataset` keys its cache of a local folder on this YAML alone (not on the files),
     # so a rebuild with another seed would silently load the old rows: the shards'
@@ -160,28 +164,41 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
             )
         DatasetInfosDict(infos).to_dataset_card_data(data)
     if provenance is not None:
-        data["splice_build"] = {
-            "version": provenance.version,
-            "seed": provenance.seed,
-            "annotations_sha256": provenance.annotations_sha256,
-            "stand_in": provenance.stand_in,
-            "videos": written.num_rows,
-            "clips": written.num_clips,
-        }
+        data["splice_build"] = _build_block(written, provenance, fingerprint)
         if provenance.release is not None:
-            data["splice_build"]["origin"] = "release"
-            data["splice_build"]["release"] = asdict(provenance.release)
             data["source_datasets"] = ["COIN", provenance.release.repo_id]
-        if provenance.tolerance is not None:
-            data["splice_build"]["tolerance"] = provenance.tolerance
-        if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
-            data["splice_build"]["shards_sha256"] = fingerprint
-            # the build's identity (`identity`): recorded by every prediction file made on
-            # it, and recomputed by `splice validate` shard by shard (which reports a card
-            # left without one, because a shard did not read back)
-            with contextlib.suppress(pa.ArrowException, OSError):
-                data["splice_build"].update(written.digests().as_card())
     return data
+
+
+def _build_block(written: WriteResult, provenance: Provenance, fingerprint: str) -> dict:
+    """The card's ``splice_build`` block: provenance, the source and the build's identity."""
+    source = provenance.source
+    block: dict[str, Any] = {
+        "version": provenance.version,
+        "seed": provenance.seed,
+        "annotations_sha256": provenance.annotations_sha256,
+        "stand_in": provenance.stand_in,
+        "videos": written.num_rows,
+        "clips": written.num_clips,
+    }
+    if provenance.release is not None:
+        block["origin"] = "release"
+        block["release"] = asdict(provenance.release)
+    if provenance.tolerance is not None:
+        block["tolerance"] = provenance.tolerance
+    if source is not None:  # what the build read, named; `build_id` covers it
+        block["source"] = source.identity()
+    if fingerprint:  # `splice validate` recomputes it: a changed byte fails the build
+        block["shards_sha256"] = fingerprint
+        # the build's identity (`identity`): recorded by every prediction file made on
+        # it, and recomputed by `splice validate` shard by shard (which reports a card
+        # left without one, because a shard did not read back)
+        with contextlib.suppress(pa.ArrowException, OSError):
+            digests = written.digests()
+            if source is not None:
+                digests = replace(digests, source=source.identity())
+            block.update(digests.as_card())
+    return block
 
 
 def _files_cell(written: WriteResult, config: str) -> str:
@@ -214,6 +231,25 @@ STAND_IN_NOTICE = (
     "step), not from COIN's YouTube videos. Scores on this build say nothing about a model; "
     "the statistics below describe the stand-ins.\n\n"
 )
+
+
+def source_texts(source: SourceCard | None) -> dict[str, str]:
+    """`render_card`'s title and intro for a build of another source than COIN (none for
+    COIN: its card keeps its words)."""
+    if source is None or source.name == "coin":
+        return {}
+    return {
+        "title": f"SPLICE from {source.title}: order the shuffled event clips of its videos",
+        "intro": (
+            "SPLICE (Ballout, Wilfred et al., 2025) probes event-based visual reasoning: each "
+            f"row is one video of {source.title} cut into one clip per annotated step (2 to 7), "
+            'shuffled and labelled "Video 1" .. "Video n"; a model must put the clips back in '
+            "chronological order. This folder was produced by the open SPLICE build pipeline "
+            f"from the annotations of {source.title} (read by the `{source.name}` adapter, "
+            f"version {source.adapter_version}) and local copies of the videos. Source licence: "
+            f"{source.license_note}. Cite: {source.citation}."
+        ),
+    }
 
 
 def render_card(
@@ -310,6 +346,7 @@ __all__ = [
     "markdown_table",
     "provenance_json",
     "render_card",
+    "source_texts",
     "stats_summary",
     "table1_rows",
     "table6_rows",

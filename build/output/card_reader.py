@@ -33,6 +33,15 @@ class CardInfo:
     data: dict[str, Any] = field(default_factory=dict)  # the whole YAML header
     text: str = ""  # the card's Markdown after the header
     problem: str = ""  # why there is no card to read ("" when it read)
+    # ``splice_build.source.name``: the --source the build read ("coin" for a card without
+    # one, written before other sources were read); reports, baselines and boards read it
+    source: str = "coin"
+
+    @property
+    def source_identity(self) -> dict[str, Any] | None:
+        """``splice_build.source`` as written (what ``build_id`` covers), None without one."""
+        found = self.splice_build.get("source")
+        return found if isinstance(found, dict) else None
 
 
 def read_card(folder: str | os.PathLike) -> CardInfo:
@@ -53,7 +62,10 @@ def read_card(folder: str | os.PathLike) -> CardInfo:
     built = built if isinstance(built, dict) else {}
     configs = data.get("configs")
     seed = built.get("seed")
+    source = built.get("source")
+    name = source.get("name") if isinstance(source, dict) else None
     return CardInfo(
+        source=name if isinstance(name, str) and name else "coin",
         stand_in=bool(built.get("stand_in", False)),
         build_id=str(built.get("build_id") or ""),
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,

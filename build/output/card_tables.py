@@ -17,17 +17,18 @@ TABLE6_HEADER = ("Segments", "Videos", "Clips", "Mean Time (s)", "Std Dev", *BIN
 
 # What each field holds, for the card's Fields table (types come from the schema).
 _FIELD_BLURB = {
-    "video_id": "the source video's YouTube id (COIN's key)",
+    "video_id": "the source video's id (COIN's key: a YouTube id)",
     "question_id": "the question's id: `<video_id>/p<k>` for the k-th pair of a video, the "
     "video id for its one multiple-choice question",
-    "task": "COIN's task (one of 180)",
-    "domain": "COIN's domain (one of 12)",
-    "recipe_type": "COIN's id of the task",
-    "coin_subset": "COIN's own split of the video (`training` or `testing`)",
+    "task": "the source's task (COIN: one of 180)",
+    "domain": "the source's domain (COIN: one of 12; a source without domains: its name)",
+    "recipe_type": "COIN's id of the task (null for other sources)",
+    "coin_subset": "COIN's own split of the video (`training` or `testing`; null for "
+    "other sources)",
     "num_clips": "n, the number of clips (2 to 7)",
     "duration": "the sum of the clips' durations, in seconds",
     "clips": 'the clips as MP4 bytes, in label order: clip `k` is "Video k"',
-    "captions": "each clip's step description (COIN's step label), in label order",
+    "captions": "each clip's step description (the source's step label), in label order",
     "clip_durations": "each clip's duration in seconds, in label order",
     "labels": "the labels of the clips the question shows, in the order shown",
     "options": "the candidate answers, each a sequence of labels",
@@ -35,7 +36,7 @@ _FIELD_BLURB = {
 _ANSWER_BLURB = {
     "order": "the labels in chronological order (the reference)",
     "segments": "each clip's start and end in the source video, in label order",
-    "step_ids": "each clip's COIN step id, in label order",
+    "step_ids": "each clip's step id in its source (COIN: the taxonomy's step id), in label order",
     "option": "the 1-based number of the right option",
     "num_options": "how many options the question has",
 }
@@ -78,7 +79,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def stats_summary(stats: BuildStats) -> str:
     """The card's statistics sentence (``splice validate`` recomputes it from the rows)."""
     return (
-        f"{stats.videos} videos from {len(stats.domains)} COIN domain(s) and {stats.tasks} "
+        f"{stats.videos} videos from {len(stats.domains)} domain(s) and {stats.tasks} "
         f"task(s), segmented into {stats.clips} clips; {stats.duration / 3600:.2f} hours of "
         "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
     )

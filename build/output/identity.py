@@ -12,7 +12,10 @@ keep their identity, and a row changed, added, dropped or moved changes it.
 - a shard's digest: its rows' digests in order (the card lists one per shard, so a
   changed row names its shard);
 - a config's digest: its rows' digests in order, across its shards (sharding aside);
-- ``build_id``: the configs' digests, by config name.
+- ``build_id``: the configs' digests, by config name, and, for a build of any source but
+  COIN, the source's identity (`sources.base.SourceCard.identity`: name, adapter version,
+  licence, citation) as canonical JSON: two builds of other sources or adapter versions
+  differ, and a COIN build keeps the identity it always had.
 
 Standard library only: the validation workers (``validate.parts``) compute the cells'
 digests as they read the rows, and the card's writer the same from the shards it wrote.
@@ -69,11 +72,15 @@ class RowsDigest:
         return final.hexdigest()
 
 
-def build_id(config_digests: Mapping[str, str]) -> str:
-    """The build's identity (64 hex digits) from each written config's digest."""
+def build_id(config_digests: Mapping[str, str], source: Mapping[str, Any] | None = None) -> str:
+    """The build's identity (64 hex digits) from each written config's digest and the
+    identity of its source (None, or a source named ``coin``: COIN's, which adds nothing)."""
     digest = hashlib.sha256(f"splice build identity v{IDENTITY_VERSION}\n".encode())
     for config in sorted(config_digests):
         digest.update(f"{config}\0{config_digests[config]}\n".encode())
+    if source and source.get("name") != "coin":
+        text = json.dumps(dict(source), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        digest.update(f"source\0{text}\n".encode())
     return digest.hexdigest()
 
 
@@ -84,10 +91,11 @@ class BuildDigests:
 
     shards: dict[str, str]
     configs: dict[str, str]
+    source: dict[str, Any] | None = None  # `build_id`'s source identity
 
     @property
     def build_id(self) -> str:
-        return build_id(self.configs)
+        return build_id(self.configs, self.source)
 
     def as_card(self) -> dict[str, Any]:
         """The card's ``splice_build`` entries."""

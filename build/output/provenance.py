@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from splice_build.output.shards import WriteResult
+from splice_build.sources.base import SourceCard
 from splice_build.stages import ingest
 from splice_dataset import WRITTEN_CONFIGS, shard_dir
 
@@ -73,6 +74,10 @@ class Provenance:
     # seconds a source may end before its last step (--tolerance): `splice validate` lets
     # a clip fall short of its segment by what lies past that point
     tolerance: float | None = None
+    source: SourceCard | None = None  # the source read (None: COIN, before sources were named)
+    skipped_by_rule: dict[str, int] = field(default_factory=dict)  # ingest skips by rule code
+    steps_removed: dict[str, int] = field(default_factory=dict)  # steps dropped, by rule code
+    source_options: dict[str, Any] = field(default_factory=dict)  # the rules' settings
     version: str = field(default_factory=_package_version)
     software: dict[str, str] = field(default_factory=_software_versions)
 
@@ -107,7 +112,13 @@ def provenance_block(p: Provenance, written: WriteResult) -> str:
         ("Videos in the annotations", str(p.videos_in_annotations)),
         ("Videos included", str(p.videos_included)),
         ("Videos skipped", str(p.videos_skipped) + (f" ({skipped})" if skipped else "")),
-        ("Source videos", "rendered stand-ins (demo)" if p.stand_in else "COIN's YouTube videos"),
+        *_source_lines(p),
+        (
+            "Source videos",
+            "rendered stand-ins (demo)"
+            if p.stand_in
+            else (p.source.videos if p.source else "COIN's YouTube videos"),
+        ),
         *([("Downloaded sources", _download_line(p.download))] if p.download else []),
         ("Software", ", ".join(f"{k} {v}" for k, v in sorted(p.software.items()))),
         (
@@ -163,6 +174,27 @@ _NOT_FOR_RELEASE = (
     "Videos in the annotations",
     "Source videos",
 )
+
+
+def _source_lines(p: Provenance) -> list[tuple[str, str]]:
+    """The source, its licence and citation, and what each of its rules dropped."""
+    if p.source is None:
+        return []
+    s = p.source
+    by = ", ".join(f"{k} {v}" for k, v in p.skipped_by_rule.items()) or "none"
+    lines = [
+        ("Source", f"{s.title} (`--source {s.name}`, adapter version {s.adapter_version})"),
+        ("Source licence", s.license_note),
+        ("Source citation", s.citation),
+        ("Skipped by rule", by),
+    ]
+    if p.steps_removed:
+        removed = ", ".join(f"{k} {v}" for k, v in p.steps_removed.items())
+        lines.append(("Steps removed by rule", removed))
+    if p.source_options:
+        settings = ", ".join(f"{k}={v}" for k, v in sorted(p.source_options.items()))
+        lines.append(("Source rules", settings))
+    return lines
 
 
 def _download_line(d: dict[str, Any]) -> str:

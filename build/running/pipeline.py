@@ -1,4 +1,5 @@
-"""``splice build``: runs the stages from COIN annotations to a validated dataset folder.
+"""``splice build``: runs the stages from a source's annotations (COIN's by default, any
+adapter of `splice_build.sources` by ``--source``) to a validated dataset folder.
 
 The driver does the cheap, global stages (ingest, select) itself, hands the per-video work
 (probe, cut) to an executor, and then streams the committed cuts, sorted by video id and
@@ -20,7 +21,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -53,7 +54,9 @@ from splice_build.running.finish import finish_build
 from splice_build.running.report import BuildReport
 from splice_build.running.workdir import Lookup, WorkDir
 from splice_build.running.worker import Outcome, VideoTask, process_video, reuse
-from splice_build.stages import select, shuffle, sources
+from splice_build.sources import rules
+from splice_build.sources.base import SourceOptions
+from splice_build.stages import ingest, select, shuffle, sources
 
 # Parquet is always written: the card, `splice validate` and `load_dataset` read it. "both"
 # adds WebDataset tar shards of the same rows for loaders that stream tar files.
@@ -79,6 +82,8 @@ class BuildConfig:
     validate: bool = True
     stand_in: bool = False  # the demo's rendered stand-ins, stated on the card
     progress: bool = True
+    source: str = "coin"  # the adapter reading `annotations` (`sources.registry`)
+    source_options: SourceOptions = field(default_factory=SourceOptions)
 
     @property
     def work_dir(self) -> Path:
@@ -132,6 +137,8 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
         seed=config.seed,
         curation=config.curation,
         limit=config.limit,
+        source=config.source,
+        options=config.source_options,
     )
     for skip in annotations.skips:
         report.skip(skip)
@@ -171,8 +178,16 @@ def _locked_build(config: BuildConfig, given: BuildConfig, started: float) -> Bu
             curation_sha256=_sha256(config.curation) if config.curation else None,
             download=downloaded,
             tolerance=config.cut.tolerance,
+            source=annotations.source,
+            skipped_by_rule=rules.skip_counts(annotations.skips),
+            steps_removed=annotations.removed,
+            source_options=annotations.options,
         )
-        return {"README.md": card.render_card(written, about, extra_sections=sections)}
+        return {
+            "README.md": card.render_card(
+                written, about, extra_sections=sections, **card.source_texts(annotations.source)
+            )
+        }
 
     finished = finish_build(
         lambda: _shuffled(entries, looked, config.seed),
@@ -219,6 +234,7 @@ def check_options(config: BuildConfig) -> None:
     """Refuse settings that cannot give a usable build, before any work, naming the option
     (the library call is checked like the command line, so the names are the options')."""
     cut = config.cut
+    least = config.source_options.min_step_seconds
     checks = (
         ("--short-side", cut.short_side, cut.short_side >= MIN_SIDE,
          f"at least {MIN_SIDE} pixels (the clips' short side)"),
@@ -235,6 +251,8 @@ def check_options(config: BuildConfig) -> None:
          "a positive number of videos"),
         ("--max-shard-mb", config.max_shard_bytes / 1_000_000, config.max_shard_bytes > 0,
          "positive"),
+        ("--min-step-seconds", least, least is None or 0 <= least < math.inf,
+         "a number of seconds, not negative"),
     )  # fmt: skip
     for option, value, ok, rule in checks:
         if not ok:
@@ -341,8 +359,13 @@ def _sha256(path: Path) -> str:
 
 
 def _settings(config: BuildConfig) -> dict:
-    """Settings that shape the output (and so go into the report), not how it is run."""
+    """Settings that shape the output (and so go into the report), not how it is run (the
+    source only when not COIN's: a COIN build's report stays as it was)."""
+    source = {}
+    if config.source != "coin" or config.source_options != SourceOptions():
+        source = {"source": config.source, "source_options": asdict(config.source_options)}
     return {
+        **source,
         "annotations": config.annotations.name,
         "seed": config.seed,
         "subset_size": config.subset_size,
@@ -360,11 +383,13 @@ def _settings(config: BuildConfig) -> dict:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     select.add_selection_arguments(parser)
+    ingest.add_source_arguments(parser)
     parser.add_argument(
         "--videos",
         type=Path,
         required=True,
-        help="folder of source videos: <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
+        help="folder of source videos (for goalstep, the Ego4D videos you hold a licence "
+        "for): <id>.<ext>, <recipe_type>/<id>.<ext> or yt-dlp's "
         "'<title> [<id>].<ext>', in any sub-folder (`splice download` fills it)",
     )
     parser.add_argument(
@@ -430,6 +455,8 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
         max_shard_bytes=args.max_shard_mb * 1_000_000,
         validate=not args.no_validate,
         progress=not args.no_progress,
+        source=args.source,
+        source_options=ingest.options_from_args(args),
     )
 
 

@@ -1,354 +1,104 @@
-"""Stage 1: read a COIN.json-format annotation file into validated ``VideoEntry`` records.
-
-A broken entry must never stop a build of 11,827 videos, so every problem with one video
-becomes a ``Skip`` whose reason names the field (``annotation[2].segment [30.0, 12.0]: end
-before start``); only a file that cannot be an annotation file at all raises.
-
-Choices the issue left open (also stated in the build's card through the skip reasons):
-
-* Order. COIN lists a video's steps chronologically (checked on all 10,070 real entries),
-  and the chronological order *is* the benchmark's answer. An entry whose steps are out
-  of order is therefore reported as damaged rather than silently re-sorted.
-* Touching steps (one ends exactly where the next starts, 705 times in the real file) are
-  fine, also within ``records.ROUNDING`` (float noise: 2.9000000000000004 against 2.9, the
-  tolerance validate's segment check allows); any real overlap is a skip.
-* ``SEGMENT_TOLERANCE``: a segment may end up to 1 s after ``duration``, because COIN marks
-  most times in whole seconds while ``duration`` is the exact file length; whether the
-  local video really covers the segment is probe's job. Nothing may start before 0.
-* ``start``/``end`` (the span of the task inside the video) are optional; when present
-  they must be numbers with ``0 <= start <= end <= duration + tolerance``. They are not
-  carried further: clips are cut from the step segments alone.
-* A step's ``id`` (a string in COIN.json, an int accepted too) must be a step of the
-  entry's task and its ``label`` must equal the taxonomy's label for that id, so that the
-  captions and the answer's step ids can never disagree.
-* ``recipe_type`` must be the taxonomy's Target Id of ``class`` (after resolving the three
-  2019 aliases, see ``taxonomy.TASK_ALIASES``).
-* A video id given twice in ``database`` skips every copy (which one is right is unknown),
-  and an id that is not a plain YouTube-style id (letters, digits, ``-``, ``_``) is skipped
-  because ids become file names in the work folder.
+"""Stage 1: ingest: the chosen source's adapter (`splice_build.sources`) reads its
+annotations into validated ``VideoEntry`` records, and ``Skip``s for the videos its rules
+drop. COIN is one adapter among them (`sources.coin`), the default: the names below that
+are COIN's are re-exported from it for the commands that have always read them here.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
-import json
-import math
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from splice_build.errors import UserError, decode_text, read_bytes
-from splice_build.records import ROUNDING, Skip, Step, VideoEntry
-from splice_build.stages import taxonomy
-
-STAGE = "ingest"
-# COIN's public annotations as the package ships them: the 10,070 of COIN's 11,827 videos
-# whose step timestamps are public (see coin/SOURCES.md), in COIN.json format. The default
-# of every command that takes --annotations; the full file can be passed instead.
-BUNDLED_ANNOTATIONS = (
-    Path(__file__).resolve().parents[1] / "data" / "coin" / "COIN_public_10070.json"
+from splice_build.errors import UserError
+from splice_build.sources import registry
+from splice_build.sources.base import LEVELS, REPEATED_STEPS, IngestResult, SourceOptions
+from splice_build.sources.coin import (
+    BUNDLED_ANNOTATIONS,
+    MAX_VIDEO_ID,
+    SEGMENT_TOLERANCE,
+    bundled_sha256,
+    load_annotations,
+    parse_annotation_json,
+    parse_database,
 )
+
 _ANNOTATIONS_HELP = (
-    "COIN.json-format annotation file (default: the bundled public subset of COIN, "
-    "10,070 of its 11,827 videos; pass COIN's full COIN.json to build from all of them)"
+    "the source's annotations: a file or its release folder (for --source coin, the "
+    "default, a COIN.json-format file; default: the bundled public subset of COIN, 10,070 of "
+    "its 11,827 videos; pass COIN's full COIN.json to build from all of them)"
 )
 
 
 def add_annotations_argument(parser: argparse.ArgumentParser) -> None:
-    """``--annotations``, the same for every command that reads COIN's annotations."""
+    """``--annotations``, the same for every command that reads annotations."""
     parser.add_argument(
         "--annotations", type=Path, default=BUNDLED_ANNOTATIONS, help=_ANNOTATIONS_HELP
     )
 
 
-SEGMENT_TOLERANCE = 1.0  # seconds a segment (or `end`) may pass `duration`
-REQUIRED_FIELDS = ("class", "recipe_type", "subset", "duration", "video_url", "annotation")
-STEP_FIELDS = ("id", "segment", "label")
-_VIDEO_ID = re.compile(r"[A-Za-z0-9_-]+")
-# Longest video id kept (YouTube's are 11 characters): every name the build makes from an id
-# must fit, the tightest being a WebDataset member, `<id>.video<k>.mp4`, in a USTAR header's
-# 100 bytes; a longer id is skipped here rather than failing the whole build there.
-MAX_VIDEO_ID = 64
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    """Everything ingest learned from one annotation file."""
-
-    path: Path
-    sha256: str  # of the file's bytes: the build's provenance
-    entries: list[VideoEntry]  # valid entries, sorted by video_id
-    skips: list[Skip]  # one per rejected video id, sorted by video_id
-
-
-class _Invalid(Exception):
-    """One entry is unusable; the message is the skip reason."""
-
-
-class _Object(dict):
-    """A JSON object that remembers keys given more than once (json keeps the last)."""
-
-    duplicates: set[str]
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    obj.duplicates = set()
-    for key, value in pairs:
-        if key in obj:
-            obj.duplicates.add(key)
-        obj[key] = value
-    return obj
-
-
-@functools.cache
-def bundled_sha256() -> str:
-    """The bundled file's sha256, so a card can say when a build used COIN's public subset."""
-    return hashlib.sha256(BUNDLED_ANNOTATIONS.read_bytes()).hexdigest()
-
-
-def load_annotations(path: str | Path) -> IngestResult:
-    """Parse and validate a COIN.json-format file (``{"database": {id: entry}}``).
-
-    A file that cannot be used at all (missing, a folder, not UTF-8, not JSON, truncated,
-    no ``database`` object) raises UserError naming it, and the line where JSON parsing
-    stopped; a UTF-8 byte order mark is accepted. Every other problem skips one video.
-    """
-    path = Path(path)
-    data = read_bytes(path, "annotation file")
-    root = parse_annotation_json(data, path)
-    if not isinstance(root, dict) or "database" not in root:
-        raise UserError(f'{path}: no "database" object; expected COIN.json format')
-    database = root["database"]
-    if not isinstance(database, dict):
-        raise UserError(f'{path}: "database" is {_kind(database)}, expected an object')
-    entries, skips = parse_database(database)
-    return IngestResult(
-        path=path, sha256=hashlib.sha256(data).hexdigest(), entries=entries, skips=skips
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--source`` and the rules' options, the same for every command that reads a source."""
+    parser.add_argument(
+        "--source",
+        choices=tuple(registry.ADAPTERS),
+        default=registry.DEFAULT,
+        help="the step-annotated source the annotations come from (default %(default)s; "
+        "docs/sources.md)",
+    )
+    parser.add_argument(
+        "--repeated-steps",
+        choices=REPEATED_STEPS,
+        default=None,
+        help="merge: adjacent repeats of a caption merge into one step and a video whose "
+        "caption still repeats is skipped; keep: as the source has them (default: merge, "
+        "but keep for coin, as the paper published it)",
+    )
+    parser.add_argument(
+        "--min-step-seconds",
+        type=float,
+        default=None,
+        help="skip a video with a step shorter than this (default 1; 0 for coin, as published)",
+    )
+    parser.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="step",
+        help="goalstep: clips of the steps or of their substeps (default %(default)s)",
     )
 
 
-def parse_annotation_json(data: bytes, path: str | Path) -> Any:
-    """The JSON of an annotation file's bytes (UTF-8, BOM accepted); UserError naming the
-    file and the line where parsing stopped. Repeated video ids are remembered."""
-    text = decode_text(data, path, "annotation file")
-    try:
-        return json.loads(text, object_pairs_hook=_object_pairs)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{path} line {exc.lineno} column {exc.colno}: not a JSON annotation file "
-            f"({exc.msg}; is it truncated?)"
-        ) from None
-    except RecursionError:
-        raise UserError(
-            f"{path}: arrays or objects nested too deeply to read (COIN.json nests a few levels); "
-            "not a COIN annotation file"
-        ) from None
-
-
-def parse_database(database: Mapping[str, Any]) -> tuple[list[VideoEntry], list[Skip]]:
-    """Validate every entry of a ``database`` mapping (video id -> COIN entry)."""
-    tax = taxonomy.load()
-    duplicates = getattr(database, "duplicates", set())
-    entries: list[VideoEntry] = []
-    skips: list[Skip] = []
-    for video_id in sorted(database):
-        try:
-            if video_id in duplicates:
-                raise _Invalid("video id appears more than once in database")
-            entries.append(parse_entry(video_id, database[video_id], tax))
-        except _Invalid as exc:
-            skips.append(Skip(video_id, STAGE, str(exc)))
-    return entries, skips
-
-
-def parse_entry(video_id: str, raw: Any, tax: taxonomy.Taxonomy) -> VideoEntry:
-    """One COIN entry as a VideoEntry; raises _Invalid with the reason."""
-    _check_video_id(video_id)
-    if not isinstance(raw, dict):
-        raise _Invalid(f"entry is {_kind(raw)}, expected an object")
-    _no_duplicate_fields(raw, "")
-    missing = [f for f in REQUIRED_FIELDS if f not in raw]
-    if missing:
-        raise _Invalid(f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-
-    name = _typed(raw, "class", str)
-    recipe_type = _typed(raw, "recipe_type", int)
-    subset = _typed(raw, "subset", str)
-    video_url = _typed(raw, "video_url", str)
-    duration = _number(raw["duration"], "duration")
-    if duration <= 0:
-        raise _Invalid(f"duration {duration}: not positive")
-    _check_span(raw, duration)
-    if not subset:
-        raise _Invalid("subset: empty string")
-
-    task = _task(name, recipe_type, tax)
-    steps = _steps(raw["annotation"], task, duration)
-    return VideoEntry(
-        video_id=video_id,
-        task=task.name,
-        domain=task.domain,
-        recipe_type=recipe_type,
-        subset=subset,
-        duration=duration,
-        video_url=video_url,
-        steps=steps,
+def options_from_args(args: argparse.Namespace) -> SourceOptions:
+    return SourceOptions(
+        repeated_steps=getattr(args, "repeated_steps", None),
+        min_step_seconds=getattr(args, "min_step_seconds", None),
+        level=getattr(args, "level", "step"),
     )
 
 
-def _check_video_id(video_id: str) -> None:
-    if not _VIDEO_ID.fullmatch(video_id):
-        raise _Invalid(f"video id {video_id!r} is not a YouTube id (letters, digits, - and _)")
-    if len(video_id) > MAX_VIDEO_ID:
-        raise _Invalid(
-            f"video id of {len(video_id)} characters is not a YouTube id (at most {MAX_VIDEO_ID})"
+def load(
+    source: str, annotations: str | Path, options: SourceOptions | None = None
+) -> IngestResult:
+    """``annotations`` read by ``source``'s adapter (`sources.registry.load`)."""
+    annotations = Path(annotations)
+    if source != registry.DEFAULT and annotations == BUNDLED_ANNOTATIONS:
+        raise UserError(
+            f"--source {source}: give its --annotations (the default file is COIN's bundled "
+            "annotations)"
         )
+    return registry.load(source, annotations, options)
 
 
-def _task(name: str, recipe_type: int, tax: taxonomy.Taxonomy) -> taxonomy.TaskInfo:
-    """The task of an entry's ``class``, which its ``recipe_type`` must agree with."""
-    try:
-        task = tax.task(name)
-    except KeyError:
-        raise _Invalid(f"class {name!r}: unknown COIN task") from None
-    if recipe_type != task.recipe_type:
-        other = tax.by_recipe_type.get(recipe_type)
-        known = f"is task {other.name!r}" if other else "is not a COIN Target Id"
-        raise _Invalid(
-            f"recipe_type {recipe_type} {known}, but class {name!r} is "
-            f"recipe_type {task.recipe_type}"
-        )
-    return task
-
-
-def _steps(annotation: Any, task: taxonomy.TaskInfo, duration: float) -> tuple[Step, ...]:
-    """An entry's annotation as its steps, each valid and in chronological order."""
-    if not isinstance(annotation, list):
-        raise _Invalid(f"annotation is {_kind(annotation)}, expected a list")
-    steps = tuple(_step(i, a, task, duration) for i, a in enumerate(annotation))
-    for i in range(1, len(steps)):
-        prev, cur = steps[i - 1], steps[i]
-        here = f"annotation[{i}].segment {_seg(cur)}"
-        there = f"annotation[{i - 1}].segment {_seg(prev)}"
-        if cur.start < prev.start - ROUNDING:
-            raise _Invalid(f"{here} starts before {there}: steps not in chronological order")
-        if cur.start < prev.end - ROUNDING:  # touching within float rounding is no overlap
-            raise _Invalid(f"{here} overlaps {there}")
-    return steps
-
-
-def _step(index: int, raw: Any, task: taxonomy.TaskInfo, duration: float) -> Step:
-    where = f"annotation[{index}]"
-    if not isinstance(raw, dict):
-        raise _Invalid(f"{where} is {_kind(raw)}, expected an object")
-    _no_duplicate_fields(raw, f"{where}.")
-    missing = [f for f in STEP_FIELDS if f not in raw]
-    if missing:
-        raise _Invalid(
-            f"{where}: missing field{'s' if len(missing) > 1 else ''} " + ", ".join(missing)
-        )
-
-    step_id, label = _step_label(raw, where, task)
-    segment = raw["segment"]
-    if not isinstance(segment, list) or len(segment) != 2:
-        raise _Invalid(f"{where}.segment {segment!r}: expected [start, end]")
-    start = _number(segment[0], f"{where}.segment[0]")
-    end = _number(segment[1], f"{where}.segment[1]")
-    step = Step(step_id=step_id, label=label, start=start, end=end)
-    here = f"{where}.segment {_seg(step)}"
-    if end < start:
-        raise _Invalid(f"{here}: end before start")
-    if end == start:
-        raise _Invalid(f"{here}: zero length")
-    if start < 0:
-        raise _Invalid(f"{here}: starts before 0")
-    if end > duration + SEGMENT_TOLERANCE:
-        raise _Invalid(
-            f"{here}: ends after the video's duration {duration} s "
-            f"(tolerance {SEGMENT_TOLERANCE} s)"
-        )
-    return step
-
-
-def _step_label(raw: dict, where: str, task: taxonomy.TaskInfo) -> tuple[int, str]:
-    """A step's id and label, which must be a step of its task, named as the taxonomy does."""
-    step_id = _step_id(raw["id"], f"{where}.id")
-    expected = task.step_label(step_id)
-    if expected is None:
-        raise _Invalid(f"{where}.id {step_id}: not a step of task {task.name!r}")
-    label = raw["label"]
-    if not isinstance(label, str):
-        raise _Invalid(f"{where}.label is {_kind(label)}, expected a string")
-    if label != expected:
-        raise _Invalid(f"{where}.label {label!r}: the taxonomy calls step {step_id} {expected!r}")
-    return step_id, label
-
-
-def _check_span(raw: dict, duration: float) -> None:
-    """Validate the optional task span ``start``/``end`` when the file has it."""
-    span = {k: _number(raw[k], k) for k in ("start", "end") if k in raw}
-    start, end = span.get("start", 0.0), span.get("end", duration)
-    if start < 0 or end < start or end > duration + SEGMENT_TOLERANCE:
-        raise _Invalid(
-            f"start {start}, end {end}: not 0 <= start <= end <= duration {duration} "
-            f"(tolerance {SEGMENT_TOLERANCE} s)"
-        )
-
-
-def _step_id(value: Any, where: str) -> int:
-    """COIN.json stores step ids as strings of digits; ints are accepted too."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    raise _Invalid(f"{where} {value!r}: not an integer step id")
-
-
-def _typed(raw: dict, field: str, kind: type) -> Any:
-    value = raw[field]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise _Invalid(f"{field} is {_kind(value)}, expected {dict(_KINDS)[kind]}")
-    return value
-
-
-def _number(value: Any, where: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise _Invalid(f"{where} is {_kind(value)}, expected a number")
-    if not math.isfinite(value):
-        raise _Invalid(f"{where} {value}: not a finite number")
-    return float(value)
-
-
-def _no_duplicate_fields(raw: dict, prefix: str) -> None:
-    dup = sorted(getattr(raw, "duplicates", ()))
-    if dup:
-        raise _Invalid(f"{prefix}{dup[0]}: field given more than once")
-
-
-_KINDS = (
-    (bool, "a boolean"),  # before int: bool is an int subclass
-    (dict, "an object"),
-    (list, "a list"),
-    (str, "a string"),
-    (int, "an integer"),
-    (float, "a number"),
-)
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's type, with its article, for reasons ("is a list, expected ...")."""
-    if value is None:
-        return "null"
-    return next((name for t, name in _KINDS if isinstance(value, t)), type(value).__name__)
-
-
-def _seg(step: Step) -> str:
-    return f"[{step.start}, {step.end}]"
-
-
-__all__ = ["SEGMENT_TOLERANCE", "IngestResult", "load_annotations", "parse_database"]
+__all__ = [
+    "BUNDLED_ANNOTATIONS",
+    "MAX_VIDEO_ID",
+    "SEGMENT_TOLERANCE",
+    "IngestResult",
+    "add_annotations_argument",
+    "add_source_arguments",
+    "bundled_sha256",
+    "load",
+    "load_annotations",
+    "options_from_args",
+    "parse_annotation_json",
+    "parse_database",
+]

@@ -208,21 +208,32 @@ def select_annotations(
     seed: int = 0,
     curation: str | Path | None = None,
     limit: int | None = None,
+    source: str = "coin",
+    options: ingest.SourceOptions | None = None,
+    min_steps: int = MIN_CLIPS,
+    max_steps: int = MAX_CLIPS,
 ) -> tuple[ingest.IngestResult, Selection]:
     """The videos a command works on: THE selection of ``splice build`` and ``splice
-    download``, so that a user fetches exactly the videos the build will use.
+    download``, so that a user fetches exactly the videos the build will use; ``source``
+    names the adapter reading ``annotations`` (`splice_build.sources`).
 
     A missing or malformed annotation or curation file is the user's mistake: `UserError`.
     """
     try:
-        ingested = ingest.load_annotations(annotations)
+        ingested = ingest.load(source, annotations, options)
         selection = select(
-            ingested.entries, subset_size=subset_size, seed=seed, curation=curation, limit=limit
+            ingested.entries,
+            min_steps=min_steps,
+            max_steps=max_steps,
+            subset_size=subset_size,
+            seed=seed,
+            curation=curation,
+            limit=limit,
         )
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
     if not ingested.entries and not ingested.skips:
-        raise UserError(f'annotation file {annotations}: its "database" is empty; no video')
+        raise UserError(f"annotations {annotations}: no video in them")
     return ingested, selection
 
 

@@ -194,7 +194,7 @@ def candidates_for(index: SourceIndex, entry: VideoEntry) -> SourceCandidates:
     ``recipe_type`` first (COIN's ``download_videos.py`` layout): a copy of the same id
     under another recipe's folder was put there for another entry, or by mistake."""
     candidates = index.lookup(entry.video_id)
-    recipe = str(entry.recipe_type)
+    recipe = "" if entry.recipe_type is None else str(entry.recipe_type)
     ranked = sorted(candidates.paths, key=lambda rel: PurePosixPath(rel).parent.name != recipe)
     return replace(candidates, paths=tuple(ranked))
 

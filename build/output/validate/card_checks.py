@@ -168,7 +168,7 @@ def check_identity(card: CardInfo, computed: BuildDigests) -> list[Problem]:
                     f"{field_name} {str(want)[:16]}...: a row changed after the build"
                 )
             problems.append(Problem(where, what))
-    actual = build_id(computed.configs)
+    actual = build_id(computed.configs, card.source_identity)
     if card.build_id != actual:
         problems.append(
             Problem(

@@ -220,17 +220,17 @@ CORRUPTIONS: list[tuple[str, Callable[[dict], None], str]] = [
     (
         "unsorted",
         _swap_steps,
-        r"annotation\[2\]\.segment \[100.0, 108.0\] starts before annotation\[1\].*chronological",
+        r"out-of-order: annotation\[2\]\.segment \[100.0, 108.0\] starts before annotation\[1\].*chronological",
     ),
     (
         "overlap",
         _seg(1, 18.0, 108.0),
-        r"annotation\[1\]\.segment \[18.0, 108.0\] overlaps annotation\[0\]",
+        r"overlapping-steps: annotation\[1\]\.segment \[18.0, 108.0\] overlaps annotation\[0\]",
     ),
     (
         "same start",
         _seg(1, 4.0, 50.0),
-        r"annotation\[1\]\.segment \[4.0, 50.0\] overlaps annotation\[0\]",
+        r"overlapping-steps: annotation\[1\]\.segment \[4.0, 50.0\] overlaps annotation\[0\]",
     ),
     ("unknown task", _set("class", "MakeTeleporter"), r"class 'MakeTeleporter': unknown COIN task"),
     (
