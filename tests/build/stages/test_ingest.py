@@ -220,7 +220,8 @@ CORRUPTIONS: list[tuple[str, Callable[[dict], None], str]] = [
     (
         "unsorted",
         _swap_steps,
-        r"out-of-order: annotation\[2\]\.segment \[100.0, 108.0\] starts before annotation\[1\].*chronological",
+        r"out-of-order: annotation\[2\]\.segment \[100.0, 108.0\] "
+        r"starts before annotation\[1\].*chronological",
     ),
     (
         "overlap",
