@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .order_parser import word_alternatives
+from .order_words import word_alternatives
 
 # splice_formats' QUESTION_FORMATS and LETTERS: copied, since the metric stands alone
 # (tests/test_splice_formats.py checks that they agree).
