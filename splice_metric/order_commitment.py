@@ -72,11 +72,14 @@ def committed(candidates: list[Candidate], text: str) -> tuple[int, ...] | None:
             and len(found.order) < len(current.order)
         ):
             continue  # two clips named in a remark, not a whole order offered
-        between = text[current.end : found.head]  # its own cue ("the correct order is") too
-        strong = _STRONG.search(between) is not None
-        weak = _WEAK.search(between) is not None
-        if strong or (weak and not current.final):
+        if corrects(text[current.end : found.head], current.final):  # its own cue too
             current = found
             continue
         return None
     return current.order if current is not None else None
+
+
+def corrects(between: str, final: bool) -> bool:
+    """Whether the words between two different answers take the first one back: a strong
+    cue always, a weak one when the first was not called final (shared with questions.py)."""
+    return _STRONG.search(between) is not None or (not final and _WEAK.search(between) is not None)
