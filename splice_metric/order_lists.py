@@ -200,7 +200,7 @@ def _run_order(run: list[tuple[str, str | None]]) -> list[int] | None:
 
 # a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
 _SEPARATORS = re.compile(r"(?:->|=>|→|⟶|➔|>|,|;|\||\s|(?<=[\w\s])[-–—](?=[\w\s]))+")
-_BRACKETS = re.compile(r"[\[\](){}\"'`*]")
+_BRACKETS = re.compile(rf"[\[\](){{}}\"'`*{CAPTION_MARK}]")  # and masked captions
 _FILLER = frozenset({"then", "and", "finally", "next", "first", "followed", "by"})
 _SEQUENCE_MAX = 2000  # characters: longer text is never a plain sequence (nor split up)
 _LINE_START = re.compile(r"^[\s\-*•>#]*(\d+|[a-z])(?![a-z0-9.])")
