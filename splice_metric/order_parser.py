@@ -22,7 +22,7 @@ from .order_lists import (
     offered_runs,
     reference_runs,
 )
-from .order_positions import from_header, from_pairs, header_found, pairs_found
+from .order_positions import from_header, from_pairs, header_found, pair_sets
 from .order_statements import STATEMENT, statements
 from .order_words import mask_captions, word_alternatives
 
@@ -176,9 +176,8 @@ def _candidates(text: str) -> list[Candidate]:
     found: list[Candidate] = []
     found += [Candidate(s, e, tuple(o)) for s, e, o in json_orders(text, _read_block) if len(o) > 1]
     text = _claim(text, [(c.start, c.end) for c in found])
-    for reader in (header_found, pairs_found, _items):
-        if got := reader(text):
-            order, start, end = got
+    for reader in (_header, pair_sets, _items):
+        for order, start, end in reader(text):
             found.append(Candidate(start, end, tuple(order) or None))
             text = _claim(text, [(start, end)])
     for reader in (statements, reference_runs, offered_runs):
@@ -188,5 +187,11 @@ def _candidates(text: str) -> list[Candidate]:
     return found
 
 
-def _items(text: str) -> tuple[list[int], int, int] | None:
-    return from_items(text, STATEMENT)
+def _items(text: str) -> list[tuple[list[int], int, int]]:
+    found = from_items(text, STATEMENT)
+    return [found] if found else []
+
+
+def _header(text: str) -> list[tuple[list[int], int, int]]:
+    found = header_found(text)
+    return [found] if found else []

@@ -40,15 +40,38 @@ def from_pairs(block: str) -> list[int] | None:
 
 def pairs_found(block: str) -> tuple[list[int], int, int] | None:
     """``from_pairs``'s order with where the first pair starts and the last one ends."""
-    matches = [
-        m
-        for m in _PAIR.finditer(block)  # "Video 1 - 3" is as likely a sequence: no pair
-        if not (m.group("loose") and m.group("pos")[0].isdigit() and not m.group("word"))
-    ]
+    matches = _pairs(block)
     if len(matches) < 2:
         return None
     order = _placed([m.group(1) for m in matches], [m.group("pos") for m in matches])
     return order, matches[0].start(), matches[-1].end()
+
+
+def pair_sets(text: str) -> list[tuple[list[int], int, int]]:
+    """Each set of two or more pairs with only separators between them (one answer's), as
+    ``pairs_found`` gives it: an answer and its correction are two sets."""
+    sets: list[list[re.Match]] = []
+    for pair in _pairs(text):
+        if sets and _BETWEEN.fullmatch(text, sets[-1][-1].end(), pair.start()):
+            sets[-1].append(pair)
+        else:
+            sets.append([pair])
+    return [
+        (_placed([m.group(1) for m in s], [m.group("pos") for m in s]), s[0].start(), s[-1].end())
+        for s in sets
+        if len(s) > 1
+    ]
+
+
+_BETWEEN = re.compile(r"(?:[\s,;|{}\"'`*.]|\band\b)*")
+
+
+def _pairs(block: str) -> list[re.Match]:
+    return [
+        m
+        for m in _PAIR.finditer(block)  # "Video 1 - 3" is as likely a sequence: no pair
+        if not (m.group("loose") and m.group("pos")[0].isdigit() and not m.group("word"))
+    ]
 
 
 def _placed(clips_named: list[str], words: list[str]) -> list[int]:
