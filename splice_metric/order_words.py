@@ -133,8 +133,19 @@ FORWARD = re.compile(
 )
 
 
+_DIRECTION_WORDS = frozenset(
+    """latest last end newest most recent earliest first start beginning oldest finish reverse
+    reversed backward backwards descending from to the in order chronological temporal""".split()
+)
+_HEAD_MAX = 200  # characters: a head is a clause; its last ones are looked at (linear time)
+
+
 def head_understood(head: str) -> bool:
     """Whether every word of a statement's head is one a stated answer may have (a
     direction phrase counts: the statement reader reads it)."""
+    head = head[-_HEAD_MAX:]
+    unknown = set(_HEAD_WORD.findall(head)) - HEAD_WORDS
+    if not unknown or not unknown <= _DIRECTION_WORDS:
+        return not unknown
     head = FORWARD.sub(" ", REVERSED.sub(" ", head))
     return all(word in HEAD_WORDS for word in _HEAD_WORD.findall(head))
