@@ -200,7 +200,7 @@ def _run_order(run: list[tuple[str, str | None]]) -> list[int] | None:
 
 # a dash separates only after a label or a space: "3-1-2", "3 - 1", never "-1"
 _SEPARATORS = re.compile(r"(?:->|=>|→|⟶|➔|>|,|;|\||\s|(?<=[\w\s])[-–—](?=[\w\s]))+")
-_BRACKETS = re.compile(rf"[\[\](){{}}\"'`*{CAPTION_MARK}]")  # and masked captions
+_BRACKETS = re.compile(rf"[\[\](){{}}\"'`*${CAPTION_MARK}]")  # and masked captions, $\boxed{{}}$
 _FILLER = frozenset({"then", "and", "finally", "next", "first", "followed", "by"})
 _SEQUENCE_MAX = 2000  # characters: longer text is never a plain sequence (nor split up)
 _LINE_START = re.compile(r"^[\s\-*•>#]*(\d+|[a-z])(?![a-z0-9.])")
@@ -210,7 +210,7 @@ def from_sequence(block: str) -> list[int] | None:
     """Labels in a row and nothing else (``3, 1, 2``, ``[3 -> 1 -> 2]``, ``c a b``)."""
     if len(block) > _SEQUENCE_MAX and len(block.strip()) > _SEQUENCE_MAX:
         return None
-    tokens = _SEPARATORS.split(_BRACKETS.sub(" ", block))
+    tokens = _SEPARATORS.split(_BRACKETS.sub(" ", block.replace("\\boxed", " ")))
     tokens = [t for t in tokens if t and t not in _FILLER]
     readable = all(t.isdecimal() or (len(t) == 1 and t.isascii() and t.isalpha()) for t in tokens)
     return same_kind(tokens) if readable else None

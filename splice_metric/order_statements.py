@@ -3,9 +3,10 @@
 
 A statement is its head (the words of its clause up to the cue), then a plain list to the
 end of its sentence or to a reason ("because ..."). The head must be understood
-(``order_words.HEAD_WORDS``, a direction phrase read as one); a statement whose head or list
-is not understood, naming two or more labels, is a candidate no one can read, so that the
-answer is not taken from elsewhere as if it were not there."""
+(``order_words.HEAD_WORDS``, a direction phrase read as one); a plain list after a head
+that is not understood ("another plausible order would be ...") is a candidate no one can
+read, so that the answer is not taken from elsewhere as if it were not there. A statement
+whose words after the cue are prose is no statement: the lists in it are found as runs."""
 
 from __future__ import annotations
 
@@ -34,14 +35,16 @@ _CUE = (
     r"[ \t]+(?:actually[ \t]+|rather[ \t]+)?be\b|:"
     rf"|(?:{_IT_IS})[ \t]+(?:actually[ \t]+)?"
 )
-_LABEL_FIRST = rf"[\s\[({{\"'`*]*(?:first\W+)?(?:{REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
+_LABEL_FIRST = (
+    rf"[\s\[({{\"'`*$]*(?:\\boxed\{{)?(?:first\W+)?"
+    rf"(?:{REFERENCE.pattern}|\d+(?![a-z.])|[a-z]\s*[,>→])"
+)
 # a cue followed by a label: cues with none after them (a remark) are passed over in C
 STATEMENT = re.compile(rf"(?:{_CUE})(?={_LABEL_FIRST})")
 STATEMENT_MAX = 400  # characters: a stated order of 7 clips in words is far shorter
 _LAST_LABEL = re.compile(r".*\d", re.DOTALL)
 _CLAUSE = re.compile(r".*[,;(]", re.DOTALL)
 _REASON = re.compile(r"\b(?:because|since|as|given|which|due|based)\b")
-_LABELS = re.compile(rf"{REFERENCE.pattern}|(?<![\w.])\d{{1,3}}(?![\w])")
 
 
 _SAME = re.compile(r",?[ \t]*\b(?:or|i\.e\.|that[ \t]+is)\b[ \t]*,?")
@@ -86,12 +89,10 @@ def _statement(block: str, cue: re.Match, ends: list[int], read: dict) -> Candid
     order = read[said]
     if order and REVERSED.search(block, begin, cue.end()):
         order = order[::-1]
-    if order is None or not head_understood(head):
-        if len(_LABELS.findall(said)) < 2:
-            return None
-        order = None  # two labels or more, said in a way no reader understands
-    elif len(order) < 2:
-        return None
+    if order is None or len(order) < 2:
+        return None  # prose (an explanation naming clips): its lists are found as runs
+    if not head_understood(head):
+        order = None  # a list offered in words no reader understands ("another plausible")
     final = "final" in block[max(0, cue.start() - 12) : cue.end()]
     stated = tuple(order) if order is not None else None
     return Candidate(cue.start(), cue.end() + len(said), stated, True, final, cue.end())
