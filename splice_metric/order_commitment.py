@@ -60,6 +60,9 @@ def committed(candidates: list[Candidate], text: str) -> tuple[int, ...] | None:
             continue
         if found.order is not None and len(found.order) < 2:
             continue
+        if current.order is None and found.understood and found.order is not None:
+            current = found  # a list no reader understood, then an order: no second order
+            continue
         if found.order == current.order:
             current = Candidate(
                 found.start, found.end, found.order, final=found.final or current.final

@@ -177,8 +177,8 @@ def _candidates(text: str) -> list[Candidate]:
     found += [Candidate(s, e, tuple(o)) for s, e, o in json_orders(text, _read_block) if len(o) > 1]
     text = _claim(text, [(c.start, c.end) for c in found])
     for reader in (_header, pair_sets, _items):
-        for order, start, end in reader(text):
-            found.append(Candidate(start, end, tuple(order) or None))
+        for order, start, end, understood in reader(text):
+            found.append(Candidate(start, end, tuple(order) or None, understood))
             text = _claim(text, [(start, end)])
     for reader in (statements, reference_runs, offered_runs):
         more = reader(text)
@@ -187,11 +187,11 @@ def _candidates(text: str) -> list[Candidate]:
     return found
 
 
-def _items(text: str) -> list[tuple[list[int], int, int]]:
+def _items(text: str) -> list[tuple[list[int], int, int, bool]]:
     found = from_items(text, STATEMENT)
-    return [found] if found else []
+    return [(*found, True)] if found else []
 
 
-def _header(text: str) -> list[tuple[list[int], int, int]]:
+def _header(text: str) -> list[tuple[list[int], int, int, bool]]:
     found = header_found(text)
-    return [found] if found else []
+    return [(*found, True)] if found else []

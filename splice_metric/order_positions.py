@@ -26,7 +26,7 @@ _PAIR = re.compile(
     rf"(?P<word>(?:position|place|step|no\.?|#)[ \t]*)?"
     rf"(?P<pos>{_POS})(?!\w|\.\d)"
     r"(?:[ \t]+(?:position|place|step|one|clip))?"
-    rf"{_QUOTE}[)\]]?(?=[ \t]*(?:[,;\n}}|]|\.(?:\s|$)|$|\band\b))",
+    rf"{_QUOTE}[)\]]?(?=[ \t]*(?:[,;\n}}|]|\.(?:\s|$)|$|\band\b)|[ \t]+(?P<prose>[a-z]))",
 )
 
 
@@ -47,17 +47,24 @@ def pairs_found(block: str) -> tuple[list[int], int, int] | None:
     return order, matches[0].start(), matches[-1].end()
 
 
-def pair_sets(text: str) -> list[tuple[list[int], int, int]]:
+def pair_sets(text: str) -> list[tuple[list[int], int, int, bool]]:
     """Each set of two or more pairs with only separators between them (one answer's), as
-    ``pairs_found`` gives it: an answer and its correction are two sets."""
+    ``pairs_found`` gives it (an answer and its correction are two sets), and whether it
+    ends its clause: one followed by prose ("Video 1: 2, Video 2: 1 would also work") is
+    only an order offered."""
     sets: list[list[re.Match]] = []
-    for pair in _pairs(text):
+    for pair in _pairs(text, prose=True):
         if sets and _BETWEEN.fullmatch(text, sets[-1][-1].end(), pair.start()):
             sets[-1].append(pair)
         else:
             sets.append([pair])
     return [
-        (_placed([m.group(1) for m in s], [m.group("pos") for m in s]), s[0].start(), s[-1].end())
+        (
+            _placed([m.group(1) for m in s], [m.group("pos") for m in s]),
+            s[0].start(),
+            s[-1].end(),
+            not any(m.group("prose") for m in s),
+        )
         for s in sets
         if len(s) > 1
     ]
@@ -66,11 +73,14 @@ def pair_sets(text: str) -> list[tuple[list[int], int, int]]:
 _BETWEEN = re.compile(r"(?:[\s,;|{}\"'`*.]|\band\b)*")
 
 
-def _pairs(block: str) -> list[re.Match]:
+def _pairs(block: str, prose: bool = False) -> list[re.Match]:
+    """The pairs of a block ("Video 1 - 3" is as likely a sequence: no pair), those followed
+    by prose only when ``prose``."""
     return [
         m
-        for m in _PAIR.finditer(block)  # "Video 1 - 3" is as likely a sequence: no pair
+        for m in _PAIR.finditer(block)
         if not (m.group("loose") and m.group("pos")[0].isdigit() and not m.group("word"))
+        and (prose or not m.group("prose"))
     ]
 
 

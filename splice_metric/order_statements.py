@@ -4,8 +4,8 @@
 A statement is its head (the words of its clause up to the cue), then a plain list to the
 end of its sentence or to a reason ("because ..."). The head must be understood
 (``order_words.HEAD_WORDS``, a direction phrase read as one); a plain list after a head
-that is not understood ("another plausible order would be ...") is a candidate no one can
-read, so that the answer is not taken from elsewhere as if it were not there. A statement
+that is not understood ("another plausible order would be ...") is an order offered: never
+the answer, but a second candidate beside one. A statement
 whose words after the cue are prose is no statement: the lists in it are found as runs."""
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def _statement(block: str, cue: re.Match, ends: list[int], read: dict) -> Candid
         order = order[::-1]
     if order is None or len(order) < 2:
         return None  # prose (an explanation naming clips): its lists are found as runs
-    if not head_understood(head):
-        order = None  # a list offered in words no reader understands ("another plausible")
+    # after a head no reader understands ("another plausible order would be"), an order
+    # offered: never the answer, but a second candidate beside one
+    understood = head_understood(head)
     final = "final" in block[max(0, cue.start() - 12) : cue.end()]
-    stated = tuple(order) if order is not None else None
-    return Candidate(cue.start(), cue.end() + len(said), stated, True, final, cue.end())
+    return Candidate(cue.start(), cue.end() + len(said), tuple(order), understood, final, cue.end())
