@@ -53,6 +53,8 @@ ANSWERS = {
     "captions with or": "Video 1 - [fry or grill], ",
     "corrections": "<order>1, 2</order> wait, the correct order is 2, 1. ",
     "option cues": "I choose C. Option B would put Video 1 first. ",
+    "position sets": "Video 1: 3, Video 2: 1. Blah. ",
+    "happened first": "x happened first ",
 }
 SMALL, LARGE = 16_000, 128_000  # characters: time linear in the length gives a ratio of 8
 

@@ -177,9 +177,11 @@ def _candidates(text: str) -> list[Candidate]:
     found += [Candidate(s, e, tuple(o)) for s, e, o in json_orders(text, _read_block) if len(o) > 1]
     text = _claim(text, [(c.start, c.end) for c in found])
     for reader in (_header, pair_sets, _items):
-        for order, start, end, understood in reader(text):
-            found.append(Candidate(start, end, tuple(order) or None, understood))
-            text = _claim(text, [(start, end)])
+        more = [
+            Candidate(s, e, tuple(o) or None, understood) for o, s, e, understood in reader(text)
+        ]
+        found += more
+        text = _claim(text, [(c.start, c.end) for c in more])  # once per reader: linear
     for reader in (statements, reference_runs, offered_runs):
         more = reader(text)
         found += more

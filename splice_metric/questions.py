@@ -77,7 +77,8 @@ def _statements(low: str) -> list[tuple[int, int]]:
     verb in its sentence, 60 characters at most)."""
     found = []
     for verb in _STATEMENT.finditer(low):
-        end = len(low[: verb.start()].rstrip())  # the subject ends where the spaces start
+        before = max(0, verb.start() - 2 * _SUBJECT_MAX)  # a bounded look back: linear time
+        end = before + len(low[before : verb.start()].rstrip())  # where the spaces start
         start = max(0, end - _SUBJECT_MAX)
         start = max(start, low.rfind(".", start, end) + 1, low.rfind("\n", start, end) + 1)
         if start < end:
