@@ -104,55 +104,63 @@ _POSITION_BRACKET = re.compile(
 )
 
 
-def from_items(block: str, statement: Any) -> tuple[list[int], int, int] | None:
-    """The order of a list of items, with where its lines start and end: one clip per item,
-    items parted by a separator or a line, each perhaps after a marker (``1.``, ``1)``,
-    ``second:``: then a position, and the clips are placed by it) and before a caption (free
-    text, read as nothing). Claimed only when some item has a caption or a marker; a list
-    restated as presented (1..k) before another counts as no answer, and two different
-    lists leave the answer unparsed (order []). ``statement``: the pattern of a stated
-    order's cue (prose that ends a list). A list that starts mid-line after words a
-    statement's head may not have is refused."""
+Run = tuple[list[int], int, int, bool]  # order ([]: refused), start, end, understood?
+
+
+def item_runs(block: str, statement: Any) -> list[Run]:
+    """The lists of items of a block, each with where its lines start and end: one clip per
+    item, items parted by a separator or a line, each perhaps after a marker (``1.``,
+    ``1)``, ``second:``: then a position, and the clips are placed by it) and before a
+    caption (free text, read as nothing). Claimed only when some item has a caption or a
+    marker, and not when prose ends the block (the clips described, then an order stated).
+    A list restated as presented (after "presented as", "shown") is none; one that starts
+    mid-line after words a statement's head may not have is only an order offered (not
+    understood). ``statement``: the pattern of a stated order's cue."""
     if any(POSITION_ONLY.fullmatch(m.group("inside")) for m in _POSITION_BRACKET.finditer(block)):
-        return [], 0, len(block)  # "Video 3 (2nd)" not one of a full set: positions refused
+        return [([], 0, len(block), True)]  # "Video 3 (2nd)" not one of a full set: refused
     numbered = NUMBERED_REFERENCE.search(block) is not None
     runs: list[list[tuple[str, str | None]]] = [[]]
-    claimed = prose_last = ended = described = heedless = False
-    first = last = None
-    offset = 0
+    spans: list[list[int]] = [[0, 0]]
+    heard: list[tuple[bool, bool]] = [(False, True)]  # per run: shown?, understood?
+    claimed = prose_last = ended = described = False
+    offset, prose = 0, ""
     for line in block.split("\n"):
         line_start, offset = offset, offset + len(line) + 1
         refs = [m for m in REFERENCE.finditer(line) if m.group(1).isdecimal() or not numbered]
         got = _line_items(line, refs) if refs else None
         if got == "refused":
-            return [], line_start, line_start + len(line)
+            return [([], line_start, line_start + len(line), True)]
         if got is None:  # a line of prose (or a clip named in it) ends a list
-            runs.append([]) if line.strip() else None
+            if line.strip():
+                runs.append([]), spans.append([line_start, line_start]), heard.append(heard[-1])
+                prose = line
             prose_last = prose_last or bool(refs) or statement.search(line) is not None
             continue
         items, captioned, mid_line = got
         marked = items[0][1] is not None
         # a list starts mid-line after prose, and ends with its line; markers start another
         if mid_line or ended or (runs[-1] and (runs[-1][-1][1] is not None) != marked):
-            runs.append([])
-        if not runs[-1]:  # the words a list starts after must be a statement's head
-            prefix = line[: refs[0].start()]
-            heedless = mid_line and not (head_understood(prefix) or PRESENTED.search(prefix))
+            runs.append([]), spans.append([line_start, line_start]), heard.append(heard[-1])
+        if not runs[-1]:  # the words a list starts after: a statement's head, or "shown as"
+            prefix = line[: refs[0].start()] if mid_line else prose
+            understood = not mid_line or head_understood(prefix)
+            heard[-1] = (PRESENTED.search(prefix) is not None, understood)
+            spans[-1][0] = line_start
         ended, described = mid_line, captioned and (described or not runs[-1])
         described &= line.rstrip().endswith(".")  # "Video 1: The man lifts the car."
         claimed |= captioned or any(mark for _, mark in items)
         runs[-1] += items
-        prose_last = False
-        first = line_start if first is None else first
-        last = line_start + len(line)
-    orders = [_run_order(run) for run in runs if len(run) > 1] if claimed else []
-    if not orders or first is None or last is None:
-        return None
-    final = orders[-1]
-    shown = all(o is not None and (o == final or o == sorted(o)) for o in orders[:-1])
-    if prose_last or (described and final == sorted(final)):  # clips described as shown
-        return None
-    return (final if shown and final is not None and not heedless else []), first, last
+        spans[-1][1] = line_start + len(line)
+        prose_last, prose = False, ""
+    found = [
+        (_run_order(run) or [], start, end, understood)
+        for run, (start, end), (shown, understood) in zip(runs, spans, heard, strict=True)
+        if len(run) > 1 and not shown
+    ]
+    final = found[-1][0] if found else None
+    if not claimed or prose_last or (described and final == sorted(final or [])):
+        return []  # not items, or clips described as shown
+    return found
 
 
 def _line_items(line: str, refs: list[re.Match]) -> Any:
@@ -218,7 +226,7 @@ def from_sequence(block: str) -> list[int] | None:
 
 def from_lines(block: str) -> list[int] | None:
     """Lines that each start with a label and say what it shows (``2 - cut the oranges``)."""
-    if NUMBERED_REFERENCE.search(block):  # "1) Video 3": the number is a marker (from_items)
+    if NUMBERED_REFERENCE.search(block):  # "1) Video 3": the number is a marker (item_runs)
         return None
     starts = [_LINE_START.match(line) for line in block.splitlines() if line.strip()]
     return same_kind([m.group(1) for m in starts]) if len(starts) > 1 and all(starts) else None

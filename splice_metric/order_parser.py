@@ -15,10 +15,10 @@ import re
 from .order_commitment import Candidate, committed
 from .order_json import json_orders
 from .order_lists import (
-    from_items,
     from_lines,
     from_references,
     from_sequence,
+    item_runs,
     offered_runs,
     reference_runs,
 )
@@ -160,8 +160,9 @@ def _read_block(block: str, json: bool = False) -> list[int] | None:
         order = reader(block)
         if order is not None:
             return order
-    if items := from_items(block, STATEMENT):
-        return items[0]
+    if runs := item_runs(block, STATEMENT):  # one list in a block, or none read
+        orders = {tuple(order) for order, *_ in runs}
+        return list(orders.pop()) if len(orders) == 1 else []
     for reader in (from_references, from_sequence, from_lines):
         order = reader(block)
         if order is not None:
@@ -190,8 +191,7 @@ def _candidates(text: str) -> list[Candidate]:
 
 
 def _items(text: str) -> list[tuple[list[int], int, int, bool]]:
-    found = from_items(text, STATEMENT)
-    return [(*found, True)] if found else []
+    return item_runs(text, STATEMENT)
 
 
 def _header(text: str) -> list[tuple[list[int], int, int, bool]]:

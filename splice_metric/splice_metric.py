@@ -19,7 +19,7 @@ import numpy as np
 # parser is made of is imported here, so that the copy beside the script is whole
 from .order_commitment import committed
 from .order_json import json_orders
-from .order_lists import from_items
+from .order_lists import item_runs
 from .order_parser import parse_order
 from .order_positions import from_pairs
 from .order_statements import statements
@@ -28,7 +28,7 @@ from .questions import QUESTION_CONFIGS, metric_features, question_scorer, stora
 
 # the parser's readers, named so that their imports above are used (a comment on an import
 # line is read by evaluate as the file's URL)
-_PARSER_PARTS = (committed, json_orders, from_items, from_pairs, statements, word_alternatives)
+_PARSER_PARTS = (committed, json_orders, item_runs, from_pairs, statements, word_alternatives)
 
 _DESCRIPTION = """\
 SPLICE cuts a video into clips at its annotated steps, shuffles them and asks for their
