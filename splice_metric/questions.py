@@ -80,7 +80,8 @@ def _statements(low: str) -> list[tuple[int, int]]:
         before = max(0, verb.start() - 2 * _SUBJECT_MAX)  # a bounded look back: linear time
         end = before + len(low[before : verb.start()].rstrip())  # where the spaces start
         start = max(0, end - _SUBJECT_MAX)
-        start = max(start, low.rfind(".", start, end) + 1, low.rfind("\n", start, end) + 1)
+        breaks = (low.rfind(mark, start, end) + 1 for mark in ".?!\n")  # its sentence's start
+        start = max(start, *breaks)
         if start < end:
             found.append((start, end))
     return found
@@ -108,17 +109,18 @@ def _committed(text: str, read: Callable[[str], int | None]) -> int | None:
     order does (``order_commitment``)."""
     text = _without_captions(text)
     low = text.translate(_LOWER)
-    places = _tags(low)
-    if not places:
+    places = tags = _tags(low)
+    if not tags:
         places = [m.span(1) for m in _CUE.finditer(low)] + _statements(low)
     found = [(start, end, read(text[start:end])) for start, end in sorted(places)]
-    found = [(start, end, option) for start, end, option in found if option is not None]
+    # an answer tag read as no option is a refused answer; a cue with none after it, a remark
+    found = [(start, end, option) for start, end, option in found if tags or option is not None]
     if not found:
         short = not places and len(text.strip()) <= _SHORT
         return read(text) if short else None
-    option, last_end, final = found[0][2], found[0][1], False
-    for start, end, other in found[1:]:
-        if other != option and not corrects(low[last_end:start], final):
+    option, last_end = found[0][2], found[0][1]
+    for _, end, other in found[1:]:
+        if other != option and not corrects(low[last_end:end], final=False):  # its own words too
             return None
         option, last_end = other, end
     return option
