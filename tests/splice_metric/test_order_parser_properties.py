@@ -319,3 +319,24 @@ def test_an_order_corrected_in_any_label_form_reads_as_the_correction(case, cue)
     first, said, _, another = case
     text = f"{first}\n{cue.format(said)}"
     assert parse_order(text) == another, text
+
+
+@st.composite
+def explained(draw: st.DrawFn) -> tuple[str, list[int]]:
+    n = draw(st.integers(2, 7))
+    order = list(draw(st.permutations(range(1, n + 1))))
+    captions = {x: caption(draw) for x in order}
+    answer = draw(st.sampled_from(ANSWERS)).format(
+        draw(st.sampled_from(LABEL_FORMS))(order, captions)
+    )
+    told = list(draw(st.permutations(order)))  # the clips explained in any order
+    why = " ".join(f"Video {x} shows: {captions[x]}." for x in told)
+    return f"{answer}\n\nExplanation: {why}", order
+
+
+@settings(max_examples=300, deadline=None)
+@given(explained())
+def test_an_explanation_after_the_answer_never_changes_it(case) -> None:
+    """Clips described one a sentence after the answer, in any order: no second order."""
+    text, order = case
+    assert parse_order(text) == order, text
