@@ -45,6 +45,18 @@ _GAP_CHARS = rf"[\s,;|>→⟶➔*()\[\]\"'`–—{CAPTION_MARK}-]"
 _LIST_GAP = re.compile(
     rf"(?:{_GAP_CHARS}|\b(?:then|and|next|finally|followed[ \t]+by)\b|(?<![\w.]){_LIST_MARK})*"
 )
+# after the first clip only: "Video 3 first, then Video 1, then Video 2"
+_FIRST_GAP = re.compile(rf"[ \t]*\bfirst\b{_LIST_GAP.pattern}")
+
+
+def _listed(text: str, left: re.Match, right: re.Match, first: bool) -> bool:
+    """Whether only separators stand between two clips of a list (``first``: ``left`` is
+    the list's first clip, which may be called first)."""
+    if _LIST_GAP.fullmatch(text, left.end(), right.start()):
+        return True
+    return first and _FIRST_GAP.fullmatch(text, left.end(), right.start()) is not None
+
+
 # before a plain list's first label: nothing but marks, or "first"
 PLAIN_LEAD = re.compile(rf"(?:{_GAP_CHARS}|[:.]|\bfirst\b|(?<![\w.]){_LIST_MARK})*")
 # after its last label: marks, then the end, a sentence's end or a reason
@@ -75,7 +87,7 @@ def from_references(block: str, listed: bool = False) -> list[int] | None:
         gap = block[left.end() : right.start()]
         if _RELATION_BEFORE.search(gap[-40:]) or _RELATION_AFTER.match(gap[:40]):
             return []
-        if not _LIST_GAP.fullmatch(block, left.end(), right.start()):
+        if not _listed(block, left, right, left is matches[0]):
             return None
     if not plain_around(block, matches[0].start(), matches[-1].end()):
         return None
@@ -249,7 +261,7 @@ def reference_runs(text: str) -> list:
         matches = [m for m in matches if m.group(1).isdecimal()]
     runs: list[list[re.Match]] = []
     for ref in matches:
-        if runs and _LIST_GAP.fullmatch(text, runs[-1][-1].end(), ref.start()):
+        if runs and _listed(text, runs[-1][-1], ref, len(runs[-1]) == 1):
             gap = text[runs[-1][-1].end() : ref.start()]
             if not (_RELATION_BEFORE.search(gap[-40:]) or _RELATION_AFTER.match(gap[:40])):
                 runs[-1].append(ref)
@@ -265,6 +277,8 @@ def reference_runs(text: str) -> list:
         if sentence := _SENTENCE_START.match(text, begin, start):
             begin = sentence.end()
         lead = text[begin:start]
+        if REFERENCE.search(lead):
+            continue  # a clip named before it in its sentence: the rest of a sentence
         if PRESENTED.search(lead):
             continue  # the clips as presented: no answer
         plain = bool(PLAIN_LEAD.fullmatch(lead)) or head_understood(lead)

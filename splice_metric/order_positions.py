@@ -13,6 +13,8 @@ from .order_words import CLIP_WORD, ORDINALS, REFERENCE, is_permutation, positio
 
 _QUOTE = r"[\"'`*]*"
 _POS = rf"\d+(?:st|nd|rd|th)?|{'|'.join(ORDINALS)}|last"
+# "Video 3 first, Video 1 second": an ordinal right after the clip
+_BARE = rf"[ \t]+(?:{'|'.join(ORDINALS)}|last|\d+(?:st|nd|rd|th))\b"
 _VERB = (
     r"(?:is|was|comes|came|goes|went|happens|happened|occurs|occurred|takes[ \t]+place|took"
     r"[ \t]+place|belongs|falls|should[ \t]+be|would[ \t]+be|must[ \t]+be|will[ \t]+be|ranks)"
@@ -21,7 +23,7 @@ _VERB = (
 # "Video 1 is 2nd", "Video 1 at position 2", "Video 1 takes place second", "Video 1 (the 2nd step)"
 _PAIR = re.compile(
     rf"{CLIP_WORD}(\d+|[a-z])(?![a-z0-9]){_QUOTE}[)\]]?[ \t]*"
-    rf"(?:[:=|]|(?P<loose>->|→|[-–—])|{_VERB}\b|(?=[(\[])|(?=(?:at|in)[ \t]))[ \t]*"
+    rf"(?:[:=|]|(?P<loose>->|→|[-–—])|{_VERB}\b|(?=[(\[])|(?=(?:at|in)[ \t])|(?={_BARE}))[ \t]*"
     rf"(?:(?:in|at|the)[ \t]+){{0,2}}{_QUOTE}[(\[]?[ \t]*(?:(?:in|at|the)[ \t]+){{0,2}}"
     rf"(?P<word>(?:position|place|step|no\.?|#)[ \t]*)?"
     rf"(?P<pos>{_POS})(?!\w|\.\d)"
