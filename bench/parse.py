@@ -46,6 +46,15 @@ ANSWERS = {
     "presented cues": "shown as 1: 2, ",
     "verdicts": "A: wrong, B is correct ",
     "letter, spaces": "A" + " " * 63,
+    # issue 47's readers: positions in words, headers, offered runs, captions, candidates
+    "positions, words": "Video 1 takes place second, Video 2 (the 3rd step) ",
+    "position headers": "Positions (Video 1, Video 2): 2, ",
+    "offered runs": "1, 2 -> 3 or a, b. ",
+    "captions with or": "Video 1 - [fry or grill], ",
+    "corrections": "<order>1, 2</order> wait, the correct order is 2, 1. ",
+    "option cues": "I choose C. Option B would put Video 1 first. ",
+    "position sets": "Video 1: 3, Video 2: 1. Blah. ",
+    "happened first": "x happened first ",
 }
 SMALL, LARGE = 16_000, 128_000  # characters: time linear in the length gives a ratio of 8
 

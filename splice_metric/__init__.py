@@ -55,8 +55,19 @@ __all__ = [
 ]
 
 
-# The files whose code decides a score: the metric, its order parser and its question scorer.
-_SCORING_FILES = ("splice_metric.py", "order_parser.py", "questions.py")
+# The files whose code decides a score: the metric, its order parser (with its readers) and its
+# question scorer.
+_SCORING_FILES = (
+    "splice_metric.py",
+    "order_parser.py",
+    "order_commitment.py",
+    "order_json.py",
+    "order_lists.py",
+    "order_positions.py",
+    "order_statements.py",
+    "order_words.py",
+    "questions.py",
+)
 
 
 def metric_version() -> str:

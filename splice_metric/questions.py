@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .order_parser import word_alternatives
+from .order_commitment import corrects
+from .order_words import CAPTION_MARK, mask_captions, word_alternatives
 
 # splice_formats' QUESTION_FORMATS and LETTERS: copied, since the metric stands alone
 # (tests/test_splice_formats.py checks that they agree).
@@ -36,12 +37,13 @@ LETTERS = "ABCDEFGH"
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _TAG_MARK = re.compile(r"<\s*(/?)\s*answer\s*>")
 _CUE_WORD = word_alternatives("answer", "option", "choice", before=r"\w")
-_OPTION_WORD = word_alternatives("option", before=r"\w")
+_CHOOSE = word_alternatives("choose", "pick", "select", "go with", "opt for", before=r"\w")
+# where a reply commits to an option: "the answer is B", "Answer: B", "the correct option is
+# C", "I choose C"; an option merely named ("Option B would put Video 1 first") is no answer
 _CUE = re.compile(
-    rf"(?:{_CUE_WORD})\b"
-    r"\s*(?:is|would be|:)?\s*[:\-]?\s*(.{1,60})"
+    rf"(?:(?:{_CUE_WORD})s?\b\s*(?:is|would be|will be|should be|:|=)|(?:{_CHOOSE})\b)"
+    r"\s*[:\-]?\s*([^.!?\n]{1,60})"  # to its sentence's end
 )
-_NUMBERED = re.compile(rf"(?:{_OPTION_WORD})\s*(\d+)\b")
 _VERBS = ("happened", "happens", "came", "comes", "occurred", "occurs", "was", "is")
 # "the second clip happened first": the statement's subject (60 characters at most, within
 # its sentence, before the verb) is the answer
@@ -70,37 +72,72 @@ def _last_tag(low: str) -> tuple[int, int] | None:
     return last
 
 
-def _last_statement(text: str, low: str) -> str | None:
-    """The subject of the last "... happened first" statement (what stands before its verb
-    in its sentence, 60 characters at most), or None."""
-    verb = None
-    for verb in _STATEMENT.finditer(low):  # noqa: B007 (the last one is wanted)
-        pass
-    if verb is None:
-        return None
-    end = len(low[: verb.start()].rstrip())  # the subject ends where the spaces start
-    start = max(0, end - _SUBJECT_MAX)
-    start = max(start, low.rfind(".", start, end) + 1, low.rfind("\n", start, end) + 1)
-    return text[start:end] if start < end else None
+def _statements(low: str) -> list[tuple[int, int]]:
+    """Where the subject of each "... happened first" statement is (what stands before its
+    verb in its sentence, 60 characters at most)."""
+    found = []
+    for verb in _STATEMENT.finditer(low):
+        before = max(0, verb.start() - 2 * _SUBJECT_MAX)  # a bounded look back: linear time
+        end = before + len(low[before : verb.start()].rstrip())  # where the spaces start
+        start = max(0, end - _SUBJECT_MAX)
+        breaks = (low.rfind(mark, start, end) + 1 for mark in ".?!\n")  # its sentence's start
+        start = max(start, *breaks)
+        if start < end:
+            found.append((start, end))
+    return found
 
 
-def _blocks(text: str) -> list[str]:
-    """Where an answer is looked for, most explicit first: the last tag, the last cue, the
-    whole reply when it is short."""
+def _tags(low: str) -> list[tuple[int, int]]:
+    """Where the content of each closed ``<answer>...</answer>`` is (an opening tag pairs
+    with the next closing one), found in one pass."""
+    found, opened = [], None
+    for mark in _TAG_MARK.finditer(low):
+        if not mark.group(1):
+            opened = mark.end() if opened is None else opened
+        elif opened is not None:
+            found.append((opened, mark.start()))
+            opened = None
+    return found
+
+
+def _committed(text: str, read: Callable[[str], int | None]) -> int | None:
+    """The one option a reply commits to, or None. Where it commits: its tags when it has
+    any, else each answer cue ("the answer is ...", "I choose ...") and "... happened first"
+    statement, else the whole reply when it is short. Captions in brackets after a clip
+    ("Video 3 (shown first)") are no part of it. The committed places must agree: a
+    different option replaces the one before only after a correction cue ("wait"), as an
+    order does (``order_commitment``)."""
+    text = _without_captions(text)
     low = text.translate(_LOWER)
-    tag = _last_tag(low)
-    if tag is not None:
-        return [text[tag[0] : tag[1]]]
-    numbered = _NUMBERED.findall(low)  # the cue keeps its word
-    cue = None
-    for cue in _CUE.finditer(low):  # noqa: B007 (the last one is wanted)
-        pass
-    out = (
-        [f"option {numbered[-1]}"] if numbered else [text[cue.start(1) : cue.end(1)]] if cue else []
-    )
-    statement = _last_statement(text, low)
-    out += [statement] if statement else []
-    return out + ([text] if len(text.strip()) <= _SHORT else [])
+    places = tags = _tags(low)
+    if not tags:
+        places = [m.span(1) for m in _CUE.finditer(low)] + _statements(low)
+    found = [(start, end, read(text[start:end])) for start, end in sorted(places)]
+    # an answer tag read as no option is a refused answer; a cue with none after it, a remark
+    found = [(start, end, option) for start, end, option in found if tags or option is not None]
+    if not found:
+        short = not places and len(text.strip()) <= _SHORT
+        return read(text) if short else None
+    option, last_end = found[0][2], found[0][1]
+    for _, end, other in found[1:]:
+        if other != option and not corrects(low[last_end:end], final=False):  # its own words too
+            return None
+        option, last_end = other, end
+    return option
+
+
+def _without_captions(text: str) -> str:
+    """The reply without the brackets after a clip that only describe it ("Video 3 (shown
+    first) happened second"), which must not change how it is read."""
+    low = text.translate(_LOWER)
+    masked = mask_captions(low)
+    if masked == low:
+        return text
+    kept = "".join(m if m == CAPTION_MARK else t for t, m in zip(text, masked, strict=True))
+    return _MASKED.sub("", kept)
+
+
+_MASKED = re.compile(rf"[ \t]*[\[(]{CAPTION_MARK}+[\])]?")
 
 
 def parse_choice(text: str | None, num_options: int) -> int | None:
@@ -113,11 +150,7 @@ def parse_choice(text: str | None, num_options: int) -> int | None:
         return None
     if _last_tag(text.translate(_LOWER)) is None and (judged := _verdicts(text)) is not None:
         return judged or None
-    for block in _blocks(text):
-        found = _choice_in(block)
-        if found is not None:
-            return found
-    return None
+    return _committed(text, _choice_in)
 
 
 def _choice_in(block: str) -> int | None:
@@ -173,11 +206,7 @@ def parse_pairwise(text: str | None, labels: Sequence[int]) -> int | None:
     if not isinstance(text, str):
         return None
     shown = [int(x) for x in labels]
-    for block in _blocks(text):
-        found = _pair_in(block, shown)
-        if found is not None:
-            return found
-    return None
+    return _committed(text, functools.partial(_pair_in, shown=shown))
 
 
 def _pair_in(block: str, shown: list[int]) -> int | None:

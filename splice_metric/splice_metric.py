@@ -1,6 +1,7 @@
 """SPLICE: scoring of video-clip orderings as an `evaluate` metric, by the definitions of the
 paper's Appendix A.1, one prediction at a time. Its siblings, which evaluate copies beside it:
-``order_parser.py`` reads answers in text, ``questions.py`` scores the question formats."""
+``order_parser.py`` reads answers in text (with its readers, the ``order_*.py`` modules),
+``questions.py`` scores the question formats."""
 
 from __future__ import annotations
 
@@ -14,8 +15,20 @@ import datasets
 import evaluate
 import numpy as np
 
+# evaluate copies the siblings a script imports relatively, but not theirs: each module the
+# parser is made of is imported here, so that the copy beside the script is whole
+from .order_commitment import committed
+from .order_json import json_orders
+from .order_lists import item_runs
 from .order_parser import parse_order
+from .order_positions import from_pairs
+from .order_statements import statements
+from .order_words import word_alternatives
 from .questions import QUESTION_CONFIGS, metric_features, question_scorer, storable
+
+# the parser's readers, named so that their imports above are used (a comment on an import
+# line is read by evaluate as the file's URL)
+_PARSER_PARTS = (committed, json_orders, item_runs, from_pairs, statements, word_alternatives)
 
 _DESCRIPTION = """\
 SPLICE cuts a video into clips at its annotated steps, shuffles them and asks for their

@@ -1,29 +1,27 @@
-"""parse_order on random orders written in realistic answer templates, with random captions
-(issue 40): every committed answer reads as exactly the order written, every uncommitted one
-(two candidates, an unclosed draft, relational prose) is unparsed; never another order."""
+"""parse_order on random orders written in realistic answer templates, with COIN's real step
+labels as captions (issues 40 and 47): every committed answer reads as exactly the order
+written, every uncommitted one (two candidates in any label form, an unclosed draft,
+relational prose) is unparsed; never another order. Every one of the 739 labels is tried as
+a caption in every caption form, and the alternative rule over every label form."""
 
 from __future__ import annotations
 
 import json
-import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from splice_metric import parse_order
+from tests.splice_metric.coin_labels import labels
 
-WORDS = ["clean", "rinse", "cut", "spray", "add", "mix", "pour", "remove", "the", "pot", "window"]
-# pieces of free-text captions: digits, the word Video, colons, dashes, brackets, commas
-PIECES = [*WORDS, "Video", "video", "3", "12", "2nd", ":", "-", "–", ",", "(2 cups)", "[x]",
-          "3:30", "then", "and", "first", "Video 4", "1, 2", "step 2:"]  # fmt: skip
+LABELS = labels()  # COIN's 739 real step labels: the captions models are given and echo
 ORDINALS = ["First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh"]
 SUFFIX = ["1st", "2nd", "3rd", "4th", "5th", "6th", "7th"]
-NAMES_A_CLIP = re.compile(r"(?i)(?:video|clip|part|segment)\W*\d")
 
 
 def caption(draw: st.DrawFn) -> str:
-    head = draw(st.sampled_from(WORDS[:8]))  # a step starts with its verb
-    return " ".join([head, *draw(st.lists(st.sampled_from(PIECES), max_size=5))])
+    return draw(st.sampled_from(LABELS))
 
 
 def refs(order: list[int], join: str = ", ") -> str:
@@ -136,16 +134,52 @@ def _tagged_caption_lines(o, c, d):
     return "<order>\n" + "\n".join(f"Video {x} - [{c[x]}]" for x in o) + "\n</order>"
 
 
+def _positions_in_words(o, c, d):
+    how = d(st.sampled_from(["is {}", "at position {}", "takes place {}", "(the {} step)"]))
+    words = (
+        SUFFIX
+        if how == "is {}"
+        else [str(i) for i in range(1, 8)]
+        if "position" in how
+        else [w.lower() for w in ORDINALS]
+    )
+    return ", ".join(f"Video {x} " + how.format(words[o.index(x)]) for x in sorted(o))
+
+
+def _direction(o, c, d):
+    return "Order (latest to earliest): " + ", ".join(map(str, o[::-1]))
+
+
+def _header(o, c, d):
+    clips = ", ".join(f"Video {x}" for x in sorted(o))
+    return f"Positions ({clips}): " + ", ".join(str(o.index(x) + 1) for x in sorted(o))
+
+
+def _letters(o, c, d):
+    return "<order>" + ", ".join("abcdefg"[x - 1] for x in o) + "</order>"
+
+
+def _clip_n(o, c, d):
+    return "<order>" + ", ".join(f"Clip {x}" for x in o) + "</order>"
+
+
+def _positions_lines(o, c, d):
+    return "\n".join(f"Video {x}: {o.index(x) + 1}" for x in sorted(o))
+
+
 COMMITTED = [
     _tagged, _tagged_bracketed, _bracketed, _parenthesized, _colons, _caption_lines,
     _numbered_captions, _numbered_bracketed, _paren_markers, _step_lines,
     _ordinal_words_shuffled, _ordinal_suffix_shuffled, _reasoning_then_statement,
     _presented_then_ordered, _final_answer, _json, _think_then_tags, _corrected_tags,
     _corrected_answer, _bold_then, _arrows, _table, _tagged_caption_lines,
+    _positions_in_words, _direction, _header, _letters, _clip_n, _positions_lines,
 ]  # fmt: skip
-# captions outside brackets are free text up to the next item: one naming a clip ("Video 4")
-# cannot be told from an item, so such an answer may be unparsed or invalid, never misread
-UNBRACKETED = {_colons, _caption_lines, _numbered_captions}
+# the templates that give each clip a caption: every COIN label is tried in each
+CAPTIONED = [
+    _tagged_bracketed, _bracketed, _parenthesized, _colons, _caption_lines, _numbered_captions,
+    _numbered_bracketed, _step_lines, _reasoning_then_statement, _tagged_caption_lines,
+]  # fmt: skip
 
 
 def _alternative(o, c, d):
@@ -188,13 +222,8 @@ def answers(draw: st.DrawFn, templates: list) -> tuple[str, list[int], object]:
 @settings(max_examples=400, deadline=None)
 @given(answers(COMMITTED))
 def test_a_committed_answer_reads_as_exactly_its_order(case: tuple) -> None:
-    text, order, template = case
-    got = parse_order(text)
-    if template in UNBRACKETED and NAMES_A_CLIP.search(text.split("Video", 1)[1][2:]):
-        # unparsed, or read with the caption's clip as one more item: never a valid order
-        assert got is None or got == order or sorted(got) != sorted(order), text
-    else:
-        assert got == order, text
+    text, order, _ = case
+    assert parse_order(text) == order, text
 
 
 @settings(max_examples=150, deadline=None)
@@ -202,3 +231,112 @@ def test_a_committed_answer_reads_as_exactly_its_order(case: tuple) -> None:
 def test_an_uncommitted_answer_is_unparsed(case: tuple) -> None:
     text, _, _ = case
     assert parse_order(text) is None, text
+
+
+@pytest.mark.parametrize("template", CAPTIONED, ids=lambda t: t.__name__)
+def test_every_coin_label_as_a_caption_reads_as_the_order(template) -> None:
+    """All 739 labels, each a caption in every caption form: no word in a caption ("or",
+    "first", "after", "wait", "(crop, fold)") changes how the answer is read."""
+    order = [3, 1, 4, 2]
+    wrong = []
+    for at in range(0, len(LABELS), 4):
+        chunk = [*LABELS[at : at + 4], *LABELS[:4]][:4]
+        text = template(order, dict(zip(order, chunk, strict=True)), None)
+        if parse_order(text) != order:
+            wrong.append(text)
+    assert not wrong, wrong[:3]
+
+
+# --- the alternative rule over every label form -----------------------------------------------
+
+
+def _numbers(o, c):
+    return ", ".join(map(str, o))
+
+
+def _letter_form(o, c):
+    return ", ".join("abcdefg"[x - 1] for x in o)
+
+
+def _clips(o, c):
+    return ", ".join(f"Clip {x}" for x in o)
+
+
+def _videos(o, c):
+    return ", ".join(f"Video {x}" for x in o)
+
+
+def _captions(o, c):
+    return ", ".join(f"Video {x} - [{c[x]}]" for x in o)
+
+
+def _json_form(o, c):
+    return json.dumps({"order": o})
+
+
+def _arrow_form(o, c):
+    return " -> ".join(map(str, o))
+
+
+def _position_form(o, c):
+    return ", ".join(f"Video {x}: {o.index(x) + 1}" for x in sorted(o))
+
+
+LABEL_FORMS = [_numbers, _letter_form, _clips, _videos, _captions, _json_form, _arrow_form,
+               _position_form]  # fmt: skip
+ANSWERS = ["<order>{}</order>", "Answer: {}", "The correct order is {}.", "Final answer: {}"]
+OFFERS = ["Alternatively: {}.", "Alternatively, {} would also work.", "Or perhaps {}.",
+          "However, another plausible order would be {}.", "Another possibility: {}.",
+          "It could also be {}."]  # fmt: skip
+CORRECTIONS = ["Wait, I made a mistake. The correct order is {}.", "Wait, it should be {}.",
+               "Hmm, that's wrong: it's {}."]  # fmt: skip
+
+
+@st.composite
+def two_orders(draw: st.DrawFn) -> tuple[str, str, list[int], list[int]]:
+    n = draw(st.integers(2, 7))
+    order = list(draw(st.permutations(range(1, n + 1))))
+    another = list(draw(st.permutations(range(1, n + 1)).filter(lambda p: list(p) != order)))
+    captions = {x: caption(draw) for x in order}
+    first = draw(st.sampled_from(ANSWERS)).format(
+        draw(st.sampled_from(LABEL_FORMS))(order, captions)
+    )
+    said = draw(st.sampled_from(LABEL_FORMS))(another, captions)
+    return first, said, order, another
+
+
+@settings(max_examples=400, deadline=None)
+@given(two_orders(), st.sampled_from(OFFERS))
+def test_an_order_offered_beside_another_in_any_label_form_is_unparsed(case, offer) -> None:
+    first, said, _, _ = case
+    text = f"{first}\n{offer.format(said)}"
+    assert parse_order(text) is None, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(two_orders(), st.sampled_from(CORRECTIONS))
+def test_an_order_corrected_in_any_label_form_reads_as_the_correction(case, cue) -> None:
+    first, said, _, another = case
+    text = f"{first}\n{cue.format(said)}"
+    assert parse_order(text) == another, text
+
+
+@st.composite
+def explained(draw: st.DrawFn) -> tuple[str, list[int]]:
+    n = draw(st.integers(2, 7))
+    order = list(draw(st.permutations(range(1, n + 1))))
+    captions = {x: caption(draw) for x in order}
+    answer = draw(st.sampled_from(ANSWERS)).format(
+        draw(st.sampled_from(LABEL_FORMS))(order, captions)
+    )
+    told = list(draw(st.permutations(order)))  # the clips explained in any order
+    why = " ".join(f"Video {x} shows: {captions[x]}." for x in told)
+    return f"{answer}\n\nExplanation: {why}", order
+
+
+@settings(max_examples=300, deadline=None)
+@given(explained())
+def test_an_explanation_after_the_answer_never_changes_it(case) -> None:
+    """Clips described one a sentence after the answer, in any order: no second order."""
+    text, order = case
+    assert parse_order(text) == order, text

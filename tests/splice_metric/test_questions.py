@@ -130,3 +130,31 @@ def test_tags_cues_and_statements_as_before(text, expected):
     labels = [3, 5]
     got = parse_pairwise(text, labels) if "Clip" in text else parse_choice(text, 4)
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # issue 47: only a committed option counts, and committed places must agree
+        ("I choose C. Option B would put Video 1 first, which is wrong.", 3),
+        ("The answer is B. The answer is C.", None),
+        ("The answer is B. Wait, the answer is C.", 3),
+        ("<answer>A</answer> then <answer>not sure</answer>", None),  # the last tag refused
+        ("Option B is correct.", 2),
+    ],
+)
+def test_parse_choice_reads_only_a_committed_option(text, expected):
+    assert parse_choice(text, 4) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Video 3 (shown first) happened second", 2),  # a caption is no part of the reply
+        ("Video 5 happened first? No wait, Video 3 happened first.", 1),
+        ("Video 5 happened first. Video 3 happened first.", None),
+        ("<answer>Video 5 (the clip with the jack)</answer>", 2),
+    ],
+)
+def test_parse_pairwise_reads_only_a_committed_option(text, expected):
+    assert parse_pairwise(text, [3, 5]) == expected
