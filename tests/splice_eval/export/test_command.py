@@ -11,10 +11,11 @@ import pytest
 
 from splice_build.cli import main as splice_main
 from splice_eval.export import lmms_eval, vendor, vlmevalkit
-from splice_eval.export.command import files_for, stale_files, write_files
+from splice_eval.export.command import check_export, files_for, write_files
 from tests.support.paths import REPO
 
 LIB = f"{lmms_eval.TASK_FOLDER}/{lmms_eval.LIB}"
+DATASET = "splice-lab/splice"
 
 
 def project_imports(text: str) -> list[str]:
@@ -32,7 +33,7 @@ def project_imports(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("export")
-    assert splice_main(["export-task", "lmms-eval", "--out", str(out)]) == 0
+    assert splice_main(["export-task", "lmms-eval", "--dataset", DATASET, "--out", str(out)]) == 0
     return out
 
 
@@ -69,7 +70,7 @@ def test_export_imports_nothing_of_the_project_and_copies_its_sources(exported):
 def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
     exported, tmp_path, monkeypatch, capsys
 ):
-    check = ["export-task", "lmms-eval", "--out", str(exported), "--check"]
+    check = ["export-task", "lmms-eval", "--dataset", DATASET, "--out", str(exported), "--check"]
     assert splice_main(check) == 0
     real = vendor.source_file
     for module, old, new in (
@@ -84,28 +85,28 @@ def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
             vendor, "source_file", lambda name, m=module, c=changed: c if name == m else real(name)
         )
         rel = f"{LIB}/{module.replace('.', '/')}.py"
-        assert stale_files(files_for("lmms-eval"), exported) == [rel]
+        assert check_export(files_for("lmms-eval", DATASET), exported).stale == [rel]
         capsys.readouterr()
         assert splice_main(check) == 2
         assert f"{rel} is stale" in capsys.readouterr().err
         monkeypatch.setattr(vendor, "source_file", real)
-    # a file an older export left (a module no longer copied) is named too
+    # a file an older export left (a module no longer copied) is named as no file of it
     left = exported / LIB / "splice_eval" / "run" / "gone.py"
     left.write_text("", encoding="utf-8")
     capsys.readouterr()
     assert splice_main(check) == 2
-    assert f"{LIB}/splice_eval/run/gone.py is stale" in capsys.readouterr().err
+    assert f"{LIB}/splice_eval/run/gone.py is not part of the export" in capsys.readouterr().err
     left.unlink()
     # a hand edit of the export is caught the same way
     utils = exported / lmms_eval.TASK_FOLDER / "utils.py"
     original = utils.read_text(encoding="utf-8")
     try:
         utils.write_text(original + "# edited\n", encoding="utf-8")
-        assert stale_files(files_for("lmms-eval"), exported) == [
+        assert check_export(files_for("lmms-eval", DATASET), exported).stale == [
             f"{lmms_eval.TASK_FOLDER}/utils.py"
         ]
     finally:
-        write_files(files_for("lmms-eval"), exported)
+        write_files(files_for("lmms-eval", DATASET), exported)
     assert splice_main(check) == 0
     capsys.readouterr()
 
@@ -118,7 +119,7 @@ VLM_LIB = vlmevalkit.LIB_FOLDER
 @pytest.fixture(scope="module")
 def vlm_exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vlm_export")
-    assert splice_main(["export-task", "vlmevalkit", "--out", str(out)]) == 0
+    assert splice_main(["export-task", "vlmevalkit", "--dataset", DATASET, "--out", str(out)]) == 0
     return out
 
 
@@ -146,7 +147,15 @@ def test_vlmevalkit_export_is_the_class_module_and_imports_nothing_of_the_projec
 
 
 def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch, capsys):
-    check = ["export-task", "vlmevalkit", "--out", str(vlm_exported), "--check"]
+    check = [
+        "export-task",
+        "vlmevalkit",
+        "--dataset",
+        DATASET,
+        "--out",
+        str(vlm_exported),
+        "--check",
+    ]
     assert splice_main(check) == 0
     real = vendor.source_file
     for module, old, new, rel in (
@@ -162,7 +171,7 @@ def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch,
             vendor, "source_file", lambda name, m=module, c=changed: c if name == m else real(name)
         )
         rel = rel or f"{VLM_LIB}/{module.replace('.', '/')}.py"
-        assert stale_files(files_for("vlmevalkit"), vlm_exported) == [rel]
+        assert check_export(files_for("vlmevalkit", DATASET), vlm_exported).stale == [rel]
         capsys.readouterr()
         assert splice_main(check) == 2
         assert f"{rel} is stale" in capsys.readouterr().err
@@ -171,7 +180,7 @@ def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch,
     left.write_text("", encoding="utf-8")
     capsys.readouterr()
     assert splice_main(check) == 2
-    assert f"{VLM_LIB}/gone.py is stale" in capsys.readouterr().err
+    assert f"{VLM_LIB}/gone.py is not part of the export" in capsys.readouterr().err
     left.unlink()
     assert splice_main(check) == 0
     capsys.readouterr()

@@ -26,6 +26,7 @@ from splice_build.cli import main as splice_main
 from splice_eval.export import vlmevalkit
 from splice_eval.export.command import files_for, write_files
 from splice_eval.toolkits.vlmeval import VARIANTS
+from tests.splice_eval.export.test_command import DATASET
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import bare_env, checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package
@@ -38,7 +39,7 @@ MODEL = "tiny-qwen2_5_vl-Qwen2VLChat"
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vlmevalkit-export")
-    write_files(files_for("vlmevalkit"), out)
+    write_files(files_for("vlmevalkit", DATASET), out)
     return out
 
 
