@@ -43,16 +43,20 @@ def exported(tmp_path_factory) -> Path:
     return out
 
 
-def overlay(torch_env: Path, exported: Path, root: Path) -> Path:
-    """A copy of the installed vlmeval with the export in it and the patch applied."""
+def overlay(torch_env: Path, exported: Path, root: Path, files: bool = True) -> Path:
+    """A copy of the installed vlmeval with the export's patches applied (``git apply``, as
+    docs/upstream.md does) and, unless not ``files``, its files in it."""
     installed = installed_package(torch_env, "vlmeval")
     shutil.copytree(installed, root / "vlmeval", symlinks=True)
-    shutil.copytree(exported / "vlmeval", root / "vlmeval", dirs_exist_ok=True)
-    patch = exported / vlmevalkit.PATCH_FILE
-    proc = subprocess.run(
-        ["git", "apply", "--unsafe-paths", str(patch)], cwd=root, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr
+    if files:
+        shutil.copytree(exported / "vlmeval", root / "vlmeval", dirs_exist_ok=True)
+    patches = [vlmevalkit.PATCH_FILE] if files else []
+    for name in [*patches, vlmevalkit.QWEN_PATCH_FILE]:
+        proc = subprocess.run(
+            ["git", "apply", "--unsafe-paths", str(exported / name)],
+            cwd=root, capture_output=True, text=True,
+        )  # fmt: skip
+        assert proc.returncode == 0, (name, proc.stderr)
     return root
 
 
