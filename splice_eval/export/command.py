@@ -70,9 +70,14 @@ def files_for(toolkit: str, dataset: str) -> list[ExportedFile]:
         raise UserError(f"export-task: unknown toolkit {toolkit!r} (one of {', '.join(TOOLKITS)})")
     from splice_build.output.card import DATASET_PLACEHOLDER
     from splice_build.remote.hub_ids import HubIds, fill, sibling
+    from splice_eval.export.style import toolkit_python
 
     ids = HubIds(dataset, sibling(dataset, "splice_metric"))
     filled = [ExportedFile(f.path, fill(f.text, ids)[0]) for f in files]
+    filled = [
+        ExportedFile(f.path, toolkit_python(toolkit, f.text)) if f.path.endswith(".py") else f
+        for f in filled
+    ]
     for f in filled:
         left = _PLACEHOLDER.search(f.text)
         if left or DATASET_PLACEHOLDER in f.text:

@@ -63,9 +63,10 @@ CONFIG_AT = (
 # Qwen2VLChat's transformers path (vlmeval/vlm/qwen2_vl/model.py) hands the processor the
 # frames qwen-vl-utils sampled but not the rate it sampled them at, so the processor assumes
 # its default and Qwen2.5-VL's time positions (`second_per_grid_ts`, 2 frames per temporal
-# step) say every clip ran at 24 fps. The fix asks qwen-vl-utils for its video kwargs (the
-# sampled fps per video) and passes them on: a step then stands for 2 x seconds / frames of
-# its clip, as the paper's runs had it. Upstream's lines (the patch's context) and the fix:
+# step) say every clip ran at 24 fps. The fix asks qwen-vl-utils for its video kwargs and each
+# video's metadata, where transformers 5 reads the sampled fps (its processors refuse a list
+# `fps`), and passes them on: a step then stands for 2 x seconds / frames of its clip, as the
+# paper's runs had it. Upstream's lines (the patch's context) and the fix:
 QWEN = "vlmeval/vlm/qwen2_vl/model.py"
 QWEN_PATCH_FILE = "splice_vlmevalkit_qwen2_vl_fps.patch"
 QWEN_AT = (
@@ -82,11 +83,16 @@ QWEN_REMOVED = [
     "return_tensors='pt')  # noqa: E501",
 ]  # fmt: skip
 QWEN_ADDED = [
-    "            # the rate qwen-vl-utils sampled each video at: Qwen2.5-VL's time positions",
+    "            # each video with its metadata, where the processor reads the rate it was",
+    "            # sampled at: Qwen2.5-VL's time positions (2 frames a step) follow the clip",
     "            images, videos, video_kwargs = process_vision_info([messages], "
-    "return_video_kwargs=True)",
-    "            inputs = self.processor(text=text, images=images, videos=videos, padding=True, "
-    "return_tensors='pt', **video_kwargs)  # noqa: E501",
+    "return_video_kwargs=True, return_video_metadata=True)  # noqa: E501",
+    "            video_metadata = None",
+    "            if videos is not None:",
+    "                videos, video_metadata = map(list, zip(*videos))",
+    "            inputs = self.processor(text=text, images=images, videos=videos, "
+    "video_metadata=video_metadata, padding=True, return_tensors='pt', **video_kwargs)  "
+    "# noqa: E501",
 ]  # fmt: skip
 
 

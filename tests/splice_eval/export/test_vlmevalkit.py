@@ -14,6 +14,7 @@ again (one run per variant, as ``splice vlmeval`` runs them), so a row more adds
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -23,8 +24,10 @@ import pytest
 
 import splice_metric
 from splice_build.cli import main as splice_main
+from splice_eval.builddata import iter_rows
 from splice_eval.export import vlmevalkit
 from splice_eval.export.command import files_for, write_files
+from splice_eval.run.sampling import clip_bytes
 from splice_eval.toolkits.vlmeval import VARIANTS
 from tests.splice_eval.export.test_command import DATASET
 from tests.support.paths import REPO, SUPPORT
@@ -86,6 +89,19 @@ def scores_of(outputs: Path, name: str) -> tuple[dict, Path]:
     return json.loads(scores.read_text()), answers
 
 
+def clip_lengths(row: dict) -> list[float]:
+    """Each clip's length in seconds (frames / average rate), in the row's order."""
+    import av
+
+    lengths = []
+    for clip in row["clips"]:
+        with av.open(io.BytesIO(clip_bytes(clip))) as container:
+            stream = container.streams.video[0]
+            frames = sum(1 for _ in container.decode(stream))
+            lengths.append(frames / float(stream.average_rate))
+    return lengths
+
+
 def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     torch_env,
     exported,
@@ -112,7 +128,9 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     tmp.mkdir()
     command = [str(torch_env), str(SUPPORT / "vlmeval_models_probe.py"), json.dumps(names)]
     command += ["--data", *data, "--model", MODEL, "--splice-data", str(build)]
-    env = run_env(tmp, build, f"{RECORDER}:{checkout_pythonpath(links)}")
+    # in the VLMEvalKit the export is for: Qwen2VLChat with the export's fps patch alone
+    patched = overlay(torch_env, exported, tmp_path / "product-vlmeval", files=False)
+    env = run_env(tmp, build, f"{patched}:{RECORDER}:{checkout_pythonpath(links)}")
     product_records, product_outputs = run(command, env, tmp)
 
     # what the model received: the same prompt tokens and grids, call by call
@@ -124,6 +142,17 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     assert records == product_records  # the pixels too
     assert any("<|video_pad|>" in r["prompt"] for r in records)
     assert any("<|image_pad|>" not in r["prompt"] for r in records)
+
+    # the time positions are the clips' own (the fps patch): Qwen2.5-VL's temporal step of
+    # 2 frames stands for 2 x seconds / frames of its clip, so steps x seconds per step is the
+    # clip's length, for each clip of a row in the order the model saw them
+    lengths = [clip_lengths(row) for row in iter_rows(build, "video", ["clips"])]
+    timed = [r for r in records if r["second_per_grid_ts"]]
+    assert len(timed) == 4  # two videos in the 16-frame and 1 fps video variants
+    for r in timed:
+        steps = [t for t, _, _ in r["grids"]["video_grid_thw"]]
+        seen = [s * t for s, t in zip(r["second_per_grid_ts"], steps, strict=True)]
+        assert any(seen == pytest.approx(want, rel=0.02) for want in lengths), (seen, lengths)
 
     # every variant: VLMEvalKit's scores are the product's and `splice score`'s
     for name in data:
