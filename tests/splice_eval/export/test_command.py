@@ -12,10 +12,16 @@ import pytest
 from splice_build.cli import main as splice_main
 from splice_eval.export import lmms_eval, vendor, vlmevalkit
 from splice_eval.export.command import check_export, files_for, write_files
+from splice_eval.export.style import toolkit_python
 from tests.support.paths import REPO
 
 LIB = f"{lmms_eval.TASK_FOLDER}/{lmms_eval.LIB}"
 DATASET = "splice-lab/splice"
+
+
+def head(text: str) -> str:
+    """The generated header of an exported file (its first two lines)."""
+    return "".join(text.splitlines(keepends=True)[:2])
 
 
 def project_imports(text: str) -> list[str]:
@@ -56,15 +62,18 @@ def test_export_imports_nothing_of_the_project_and_copies_its_sources(exported):
         if path.suffix != ".py":
             continue
         assert not project_imports(text), rel
-    # the parser and the metric are their source files, byte for byte after the header
+    # the parser and the metric are their source files after the header, as lmms-eval's
+    # formatters write them (splice_eval/export/style.py)
     for module in ("splice_metric/order_parser.py", "splice_metric/splice_metric.py"):
-        copied = (exported / LIB / module).read_text(encoding="utf-8").split("\n", 2)[2]
-        assert copied == (REPO / module).read_text(encoding="utf-8"), module
+        copied = (exported / LIB / module).read_text(encoding="utf-8")
+        source = (REPO / module).read_text(encoding="utf-8")
+        assert copied == toolkit_python("lmms-eval", head(copied) + source), module
     # the prompts: their text with only the project's imports pointed at the copies
     prompts = (exported / LIB / "splice_eval/run/prompts.py").read_text(encoding="utf-8")
     source = (REPO / "splice_eval/run/prompts.py").read_text(encoding="utf-8")
     assert "from splice_task_lib import splice_dataset as schema" in prompts
-    assert prompts.split("\n", 2)[2] == vendor.rewrite_imports(source, lmms_eval.LIB, "prompts")
+    rewritten = vendor.rewrite_imports(source, lmms_eval.LIB, "prompts")
+    assert prompts == toolkit_python("lmms-eval", head(prompts) + rewritten)
 
 
 def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
@@ -137,7 +146,8 @@ def test_vlmevalkit_export_is_the_class_module_and_imports_nothing_of_the_projec
     # the class is the product's module, its imports pointed at the copies
     exported_class = (vlm_exported / vlmevalkit.DATASET_FILE).read_text(encoding="utf-8")
     source = (REPO / "splice_eval/toolkits/vlmeval.py").read_text(encoding="utf-8")
-    assert exported_class.split("\n", 2)[2] == vendor.rewrite_imports(source, vlmevalkit.LIB, "x")
+    rewritten = vendor.rewrite_imports(source, vlmevalkit.LIB, "x")
+    assert exported_class == toolkit_python("vlmevalkit", head(exported_class) + rewritten)
     assert "def register(" not in exported_class and "def add_arguments(" not in exported_class
     patch = (vlm_exported / vlmevalkit.PATCH_FILE).read_text(encoding="utf-8")
     from splice_eval.toolkits.vlmeval import VARIANTS

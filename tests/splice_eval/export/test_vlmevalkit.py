@@ -148,7 +148,7 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     # clip's length, for each clip of a row in the order the model saw them
     lengths = [clip_lengths(row) for row in iter_rows(build, "video", ["clips"])]
     timed = [r for r in records if r["second_per_grid_ts"]]
-    assert len(timed) == 4  # two videos in the 16-frame and 1 fps video variants
+    assert len(timed) == 8  # two videos in each of the four variants with clips
     for r in timed:
         steps = [t for t, _, _ in r["grids"]["video_grid_thw"]]
         seen = [s * t for s, t in zip(r["second_per_grid_ts"], steps, strict=True)]
