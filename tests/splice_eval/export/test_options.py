@@ -121,3 +121,16 @@ def test_check_names_a_users_own_file_as_not_part_of_the_export(tmp_path):
         assert "stale" not in done.stderr
         assert splice_main(export("lmms-eval", out, "--dataset", DATASET)) == 0
     assert own.read_text() == "# mine\n"  # never removed unasked
+
+
+def test_export_without_its_formatters_names_the_extra(tmp_path):
+    """The export is formatted by the toolkits' own tools (the ``export`` extra): without
+    one of them, one line naming the extra, and nothing written."""
+    out = tmp_path / "out"
+    for module in ("yapf", "black"):
+        done = splice_without(
+            module, export("vlmevalkit" if module == "yapf" else "lmms-eval", out,
+                           "--dataset", DATASET), tmp_path,
+        )  # fmt: skip
+        assert_one_line(done, "splice export-task", module, "[export]")
+        assert not out.exists()
