@@ -134,3 +134,22 @@ def test_export_without_its_formatters_names_the_extra(tmp_path):
         )  # fmt: skip
         assert_one_line(done, "splice export-task", module, "[export]")
         assert not out.exists()
+
+
+def test_a_placeholder_the_dataset_does_not_fill_refuses_the_export(tmp_path, monkeypatch, capsys):
+    """A product file naming a placeholder ``--dataset`` does not replace (the code's URL):
+    the export is refused naming the file, nothing written."""
+    from splice_eval.export.vendor import ExportedFile
+
+    real = lmms_eval.export_files
+    code = "https://github.com/ORG/splice-benchmark"
+    monkeypatch.setattr(
+        lmms_eval,
+        "export_files",
+        lambda dataset: [*real(dataset), ExportedFile("x/NOTES.md", f"see {code}\n")],
+    )
+    out = tmp_path / "out"
+    assert splice_main(export("lmms-eval", out, "--dataset", DATASET)) == 2
+    err = capsys.readouterr().err
+    assert "x/NOTES.md would still name the placeholder ORG/splice-benchmark" in err
+    assert not out.exists()
