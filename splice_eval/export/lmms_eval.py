@@ -28,6 +28,8 @@ from splice_eval.export.vendor import (
 from splice_eval.toolkits.lmms_folder import task_folder
 
 COMMAND = "export-task lmms-eval"
+# The release the files are written for and tested against (the Makefile's LMMS_EVAL pin).
+TARGET = "lmms-eval 0.7.3"
 TASK_FOLDER = "lmms_eval/tasks/splice"
 LIB = "splice_task_lib"  # the private package of the copied modules, inside the task folder
 TEST_FILE = "test/eval/test_splice_task.py"
@@ -93,7 +95,7 @@ def exported_utils(source: Path, published: str) -> str:
     body = future + BOOTSTRAP + body[len(future) :]
     body = rewrite_imports(body, LIB, where)
     doc = DOCSTRING.format(command=COMMAND, source=where, lib=LIB, hub=published)
-    return header(where, COMMAND) + doc + "\n" + body
+    return header(where, COMMAND, TARGET) + doc + "\n" + body
 
 
 def task_yamls(folder: Path) -> list[tuple[str, str]]:
@@ -120,9 +122,9 @@ def variants(yamls: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
 def render_readme(yamls: list[tuple[str, str]], published: str) -> str:
     rows = "\n".join(f"| `{t}` | `{c}` | {a} |" for t, c, a in variants(yamls))
     text = (TEMPLATES / "lmms_eval_README.md").read_text(encoding="utf-8")
-    return header("splice_eval/export/templates/lmms_eval_README.md", COMMAND, "<!--").replace(
-        "\n", " -->\n"
-    ) + text.format(variants=rows, hub=published, lib=LIB)
+    return header(
+        "splice_eval/export/templates/lmms_eval_README.md", COMMAND, TARGET, "<!--"
+    ).replace("\n", " -->\n") + text.format(variants=rows, hub=published, lib=LIB)
 
 
 def render_test(yamls: list[tuple[str, str]]) -> str:
@@ -156,7 +158,7 @@ def render_test(yamls: list[tuple[str, str]]) -> str:
     }
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", value)
-    return header("splice_eval/export/templates/lmms_eval_test.py.txt", COMMAND) + text
+    return header("splice_eval/export/templates/lmms_eval_test.py.txt", COMMAND, TARGET) + text
 
 
 def export_files(published: str) -> list[ExportedFile]:
@@ -168,12 +170,12 @@ def export_files(published: str) -> list[ExportedFile]:
     files = [
         ExportedFile(
             f"{TASK_FOLDER}/{name}",
-            header(relative_source(folder / name), COMMAND) + text,
+            header(relative_source(folder / name), COMMAND, TARGET) + text,
         )
         for name, text in yamls
     ]
     files.append(ExportedFile(f"{TASK_FOLDER}/utils.py", exported_utils(utils_source, published)))
     files.append(ExportedFile(f"{TASK_FOLDER}/README.md", render_readme(yamls, published)))
-    files += vendored_files(modules, LIB, f"{TASK_FOLDER}/{LIB}", COMMAND)
+    files += vendored_files(modules, LIB, f"{TASK_FOLDER}/{LIB}", COMMAND, TARGET)
     files.append(ExportedFile(TEST_FILE, render_test(yamls)))
     return files

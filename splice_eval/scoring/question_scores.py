@@ -90,10 +90,12 @@ def render(results: Sequence[tuple[str, dict[str, Any]]], pairs: Sequence[dict])
         rows = [
             [f"{c['model']}/{c['config']}", str(c["pairs"]), _rate(c["consistency"])] for c in pairs
         ]
-        parts.append(
+        about = (
             "Pairwise consistency (pair answers agreeing with the same model's own order of "
-            "the video; two unrelated random answers agree half the time):\n\n"
-            + markdown_table(["model/config", "pairs", "consistency"], rows)
+            "the video; two unrelated random answers agree half the time):"
+        )
+        parts.append(
+            about + "\n\n" + markdown_table(["model/config", "pairs", "consistency"], rows)
         )
     return "\n\n".join(parts)
 

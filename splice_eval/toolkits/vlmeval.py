@@ -39,12 +39,12 @@ from splice_eval import predictions
 from splice_eval.run import prompts, sampling
 from splice_eval.run.frame_cache import cache_key
 from splice_eval.run.sampling import FrameSpec
-from splice_eval.scoring import score
 from splice_eval.scoring.runs import read_runs
 from splice_eval.toolkits.vlmeval_clips import scaled_clip
 
 # The data the class reads: a built folder or a Hub id, from --splice-data or this variable
-# (the lmms-eval task's too), else the folder `splice demo` writes.
+# (the lmms-eval task's too), else the folder `splice demo` writes, else (in an export, which
+# `splice export-task --dataset` makes name one) the published dataset.
 DATA_ENV = "SPLICE_DATA"
 DEFAULT_DATA = "./splice-data"
 NAME = "SPLICE"  # VLMEvalKit's class name, and the folder under $LMUData
@@ -80,10 +80,20 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def published_id() -> str | None:
+    """The published dataset's Hub id where this module runs as an export (``splice
+    export-task --dataset`` writes it into the copy of ``splice_dataset.PUBLISHED_ID``);
+    None in the product, whose value is the docs' placeholder ``ORG/...``."""
+    return None if schema.PUBLISHED_ID.startswith("ORG/") else schema.PUBLISHED_ID
+
+
 def data_source() -> str:
     """The build folder (absolute) or Hub id the class reads; a UserError naming what was
     given when it is neither (``splice_dataset.is_hub_id`` is the rule for a Hub id)."""
-    given = os.environ.get(DATA_ENV, "").strip() or DEFAULT_DATA
+    given = os.environ.get(DATA_ENV, "").strip()
+    if not given and not Path(DEFAULT_DATA).is_dir() and published_id():
+        return published_id()
+    given = given or DEFAULT_DATA
     path = Path(given).expanduser()
     if path.is_dir():
         return str(path.resolve())
@@ -258,6 +268,10 @@ class _SpliceMixin:
         video; the scores also go to ``<eval stem>_splice_scores.json``."""
         import pandas as pd
         from vlmeval.smp import load
+
+        # here, not at the top: the metric imports `evaluate`, which VLMEvalKit does not
+        # install, and its dataset package imports this module at start
+        from splice_eval.scoring import score
 
         table = pd.DataFrame(load(eval_file))  # a json result loads as a list of records
         stem = Path(eval_file).with_suffix("")

@@ -11,10 +11,17 @@ import pytest
 
 from splice_build.cli import main as splice_main
 from splice_eval.export import lmms_eval, vendor, vlmevalkit
-from splice_eval.export.command import files_for, stale_files, write_files
+from splice_eval.export.command import check_export, files_for, write_files
+from splice_eval.export.style import toolkit_python
 from tests.support.paths import REPO
 
 LIB = f"{lmms_eval.TASK_FOLDER}/{lmms_eval.LIB}"
+DATASET = "splice-lab/splice"
+
+
+def head(text: str) -> str:
+    """The generated header of an exported file (its first two lines)."""
+    return "".join(text.splitlines(keepends=True)[:2])
 
 
 def project_imports(text: str) -> list[str]:
@@ -32,7 +39,7 @@ def project_imports(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("export")
-    assert splice_main(["export-task", "lmms-eval", "--out", str(out)]) == 0
+    assert splice_main(["export-task", "lmms-eval", "--dataset", DATASET, "--out", str(out)]) == 0
     return out
 
 
@@ -55,21 +62,24 @@ def test_export_imports_nothing_of_the_project_and_copies_its_sources(exported):
         if path.suffix != ".py":
             continue
         assert not project_imports(text), rel
-    # the parser and the metric are their source files, byte for byte after the header
+    # the parser and the metric are their source files after the header, as lmms-eval's
+    # formatters write them (splice_eval/export/style.py)
     for module in ("splice_metric/order_parser.py", "splice_metric/splice_metric.py"):
-        copied = (exported / LIB / module).read_text(encoding="utf-8").split("\n", 2)[2]
-        assert copied == (REPO / module).read_text(encoding="utf-8"), module
+        copied = (exported / LIB / module).read_text(encoding="utf-8")
+        source = (REPO / module).read_text(encoding="utf-8")
+        assert copied == toolkit_python("lmms-eval", head(copied) + source), module
     # the prompts: their text with only the project's imports pointed at the copies
     prompts = (exported / LIB / "splice_eval/run/prompts.py").read_text(encoding="utf-8")
     source = (REPO / "splice_eval/run/prompts.py").read_text(encoding="utf-8")
     assert "from splice_task_lib import splice_dataset as schema" in prompts
-    assert prompts.split("\n", 2)[2] == vendor.rewrite_imports(source, lmms_eval.LIB, "prompts")
+    rewritten = vendor.rewrite_imports(source, lmms_eval.LIB, "prompts")
+    assert prompts == toolkit_python("lmms-eval", head(prompts) + rewritten)
 
 
 def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
     exported, tmp_path, monkeypatch, capsys
 ):
-    check = ["export-task", "lmms-eval", "--out", str(exported), "--check"]
+    check = ["export-task", "lmms-eval", "--dataset", DATASET, "--out", str(exported), "--check"]
     assert splice_main(check) == 0
     real = vendor.source_file
     for module, old, new in (
@@ -84,28 +94,28 @@ def test_a_stale_export_is_named_when_the_parser_or_a_prompt_changes(
             vendor, "source_file", lambda name, m=module, c=changed: c if name == m else real(name)
         )
         rel = f"{LIB}/{module.replace('.', '/')}.py"
-        assert stale_files(files_for("lmms-eval"), exported) == [rel]
+        assert check_export(files_for("lmms-eval", DATASET), exported).stale == [rel]
         capsys.readouterr()
         assert splice_main(check) == 2
         assert f"{rel} is stale" in capsys.readouterr().err
         monkeypatch.setattr(vendor, "source_file", real)
-    # a file an older export left (a module no longer copied) is named too
+    # a file an older export left (a module no longer copied) is named as no file of it
     left = exported / LIB / "splice_eval" / "run" / "gone.py"
     left.write_text("", encoding="utf-8")
     capsys.readouterr()
     assert splice_main(check) == 2
-    assert f"{LIB}/splice_eval/run/gone.py is stale" in capsys.readouterr().err
+    assert f"{LIB}/splice_eval/run/gone.py is not part of the export" in capsys.readouterr().err
     left.unlink()
     # a hand edit of the export is caught the same way
     utils = exported / lmms_eval.TASK_FOLDER / "utils.py"
     original = utils.read_text(encoding="utf-8")
     try:
         utils.write_text(original + "# edited\n", encoding="utf-8")
-        assert stale_files(files_for("lmms-eval"), exported) == [
+        assert check_export(files_for("lmms-eval", DATASET), exported).stale == [
             f"{lmms_eval.TASK_FOLDER}/utils.py"
         ]
     finally:
-        write_files(files_for("lmms-eval"), exported)
+        write_files(files_for("lmms-eval", DATASET), exported)
     assert splice_main(check) == 0
     capsys.readouterr()
 
@@ -118,7 +128,7 @@ VLM_LIB = vlmevalkit.LIB_FOLDER
 @pytest.fixture(scope="module")
 def vlm_exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vlm_export")
-    assert splice_main(["export-task", "vlmevalkit", "--out", str(out)]) == 0
+    assert splice_main(["export-task", "vlmevalkit", "--dataset", DATASET, "--out", str(out)]) == 0
     return out
 
 
@@ -136,7 +146,8 @@ def test_vlmevalkit_export_is_the_class_module_and_imports_nothing_of_the_projec
     # the class is the product's module, its imports pointed at the copies
     exported_class = (vlm_exported / vlmevalkit.DATASET_FILE).read_text(encoding="utf-8")
     source = (REPO / "splice_eval/toolkits/vlmeval.py").read_text(encoding="utf-8")
-    assert exported_class.split("\n", 2)[2] == vendor.rewrite_imports(source, vlmevalkit.LIB, "x")
+    rewritten = vendor.rewrite_imports(source, vlmevalkit.LIB, "x")
+    assert exported_class == toolkit_python("vlmevalkit", head(exported_class) + rewritten)
     assert "def register(" not in exported_class and "def add_arguments(" not in exported_class
     patch = (vlm_exported / vlmevalkit.PATCH_FILE).read_text(encoding="utf-8")
     from splice_eval.toolkits.vlmeval import VARIANTS
@@ -146,7 +157,15 @@ def test_vlmevalkit_export_is_the_class_module_and_imports_nothing_of_the_projec
 
 
 def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch, capsys):
-    check = ["export-task", "vlmevalkit", "--out", str(vlm_exported), "--check"]
+    check = [
+        "export-task",
+        "vlmevalkit",
+        "--dataset",
+        DATASET,
+        "--out",
+        str(vlm_exported),
+        "--check",
+    ]
     assert splice_main(check) == 0
     real = vendor.source_file
     for module, old, new, rel in (
@@ -162,7 +181,7 @@ def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch,
             vendor, "source_file", lambda name, m=module, c=changed: c if name == m else real(name)
         )
         rel = rel or f"{VLM_LIB}/{module.replace('.', '/')}.py"
-        assert stale_files(files_for("vlmevalkit"), vlm_exported) == [rel]
+        assert check_export(files_for("vlmevalkit", DATASET), vlm_exported).stale == [rel]
         capsys.readouterr()
         assert splice_main(check) == 2
         assert f"{rel} is stale" in capsys.readouterr().err
@@ -171,7 +190,7 @@ def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch,
     left.write_text("", encoding="utf-8")
     capsys.readouterr()
     assert splice_main(check) == 2
-    assert f"{VLM_LIB}/gone.py is stale" in capsys.readouterr().err
+    assert f"{VLM_LIB}/gone.py is not part of the export" in capsys.readouterr().err
     left.unlink()
     assert splice_main(check) == 0
     capsys.readouterr()

@@ -27,6 +27,7 @@ import splice_metric
 from splice_build.cli import main as splice_main
 from splice_eval.export import lmms_eval
 from splice_eval.export.command import files_for, write_files
+from tests.splice_eval.export.test_command import DATASET
 from tests.splice_eval.toolkits.test_lmms_models import CASES, CPU
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import bare_env, checkout_pythonpath
@@ -42,7 +43,7 @@ QUESTION_METRICS = ("accuracy", "chance", "unparsed_rate", "invalid_rate")
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("lmms-export")
-    write_files(files_for("lmms-eval"), out)
+    write_files(files_for("lmms-eval", DATASET), out)
     return out
 
 

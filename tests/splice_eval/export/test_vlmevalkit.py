@@ -14,6 +14,7 @@ again (one run per variant, as ``splice vlmeval`` runs them), so a row more adds
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -23,9 +24,12 @@ import pytest
 
 import splice_metric
 from splice_build.cli import main as splice_main
+from splice_eval.builddata import iter_rows
 from splice_eval.export import vlmevalkit
 from splice_eval.export.command import files_for, write_files
+from splice_eval.run.sampling import clip_bytes
 from splice_eval.toolkits.vlmeval import VARIANTS
+from tests.splice_eval.export.test_command import DATASET
 from tests.support.paths import REPO, SUPPORT
 from tests.support.side_venvs import bare_env, checkout_pythonpath
 from tests.support.toolkit_overlay import installed_package
@@ -38,20 +42,24 @@ MODEL = "tiny-qwen2_5_vl-Qwen2VLChat"
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vlmevalkit-export")
-    write_files(files_for("vlmevalkit"), out)
+    write_files(files_for("vlmevalkit", DATASET), out)
     return out
 
 
-def overlay(torch_env: Path, exported: Path, root: Path) -> Path:
-    """A copy of the installed vlmeval with the export in it and the patch applied."""
+def overlay(torch_env: Path, exported: Path, root: Path, files: bool = True) -> Path:
+    """A copy of the installed vlmeval with the export's patches applied (``git apply``, as
+    docs/upstream.md does) and, unless not ``files``, its files in it."""
     installed = installed_package(torch_env, "vlmeval")
     shutil.copytree(installed, root / "vlmeval", symlinks=True)
-    shutil.copytree(exported / "vlmeval", root / "vlmeval", dirs_exist_ok=True)
-    patch = exported / vlmevalkit.PATCH_FILE
-    proc = subprocess.run(
-        ["git", "apply", "--unsafe-paths", str(patch)], cwd=root, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr
+    if files:
+        shutil.copytree(exported / "vlmeval", root / "vlmeval", dirs_exist_ok=True)
+    patches = [vlmevalkit.PATCH_FILE] if files else []
+    for name in [*patches, vlmevalkit.QWEN_PATCH_FILE]:
+        proc = subprocess.run(
+            ["git", "apply", "--unsafe-paths", str(exported / name)],
+            cwd=root, capture_output=True, text=True,
+        )  # fmt: skip
+        assert proc.returncode == 0, (name, proc.stderr)
     return root
 
 
@@ -81,6 +89,19 @@ def scores_of(outputs: Path, name: str) -> tuple[dict, Path]:
     return json.loads(scores.read_text()), answers
 
 
+def clip_lengths(row: dict) -> list[float]:
+    """Each clip's length in seconds (frames / average rate), in the row's order."""
+    import av
+
+    lengths = []
+    for clip in row["clips"]:
+        with av.open(io.BytesIO(clip_bytes(clip))) as container:
+            stream = container.streams.video[0]
+            frames = sum(1 for _ in container.decode(stream))
+            lengths.append(frames / float(stream.average_rate))
+    return lengths
+
+
 def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     torch_env,
     exported,
@@ -107,7 +128,9 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     tmp.mkdir()
     command = [str(torch_env), str(SUPPORT / "vlmeval_models_probe.py"), json.dumps(names)]
     command += ["--data", *data, "--model", MODEL, "--splice-data", str(build)]
-    env = run_env(tmp, build, f"{RECORDER}:{checkout_pythonpath(links)}")
+    # in the VLMEvalKit the export is for: Qwen2VLChat with the export's fps patch alone
+    patched = overlay(torch_env, exported, tmp_path / "product-vlmeval", files=False)
+    env = run_env(tmp, build, f"{patched}:{RECORDER}:{checkout_pythonpath(links)}")
     product_records, product_outputs = run(command, env, tmp)
 
     # what the model received: the same prompt tokens and grids, call by call
@@ -119,6 +142,17 @@ def test_exported_class_gives_the_model_and_the_scores_of_the_products(
     assert records == product_records  # the pixels too
     assert any("<|video_pad|>" in r["prompt"] for r in records)
     assert any("<|image_pad|>" not in r["prompt"] for r in records)
+
+    # the time positions are the clips' own (the fps patch): Qwen2.5-VL's temporal step of
+    # 2 frames stands for 2 x seconds / frames of its clip, so steps x seconds per step is the
+    # clip's length, for each clip of a row in the order the model saw them
+    lengths = [clip_lengths(row) for row in iter_rows(build, "video", ["clips"])]
+    timed = [r for r in records if r["second_per_grid_ts"]]
+    assert len(timed) == 8  # two videos in each of the four variants with clips
+    for r in timed:
+        steps = [t for t, _, _ in r["grids"]["video_grid_thw"]]
+        seen = [s * t for s, t in zip(r["second_per_grid_ts"], steps, strict=True)]
+        assert any(seen == pytest.approx(want, rel=0.02) for want in lengths), (seen, lengths)
 
     # every variant: VLMEvalKit's scores are the product's and `splice score`'s
     for name in data:
