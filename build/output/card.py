@@ -259,8 +259,8 @@ def source_texts(source: SourceCard | None) -> dict[str, str]:
             f"row is one video of {source.title} cut into one clip per annotated step (2 to 7), "
             'shuffled and labelled "Video 1" .. "Video n"; a model must put the clips back in '
             "chronological order. This folder was produced by the open SPLICE build pipeline "
-            f"from {source.title}'s annotations (read by its `{source.name}` adapter, version "
-            f"{source.adapter_version}) and local copies of its videos. Source licence: "
+            f"from the annotations of {source.title} (read by the `{source.name}` adapter, "
+            f"version {source.adapter_version}) and local copies of the videos. Source licence: "
             f"{source.license_note}. Cite: {source.citation}."
         ),
         "stand_in_notice": stand_in_notice(source.title),
