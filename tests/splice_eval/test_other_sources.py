@@ -192,3 +192,25 @@ def test_annotate_export_and_the_apps_package(source, tmp_path):
     for task in tasks:
         assert len(task.clips) == len(key[task.folder].parts) == 3
         assert all(clip.is_file() and clip.stat().st_size > 0 for clip in task.clips)
+
+
+def test_htstep_written_order_follows_the_videos_variation(tmp_path_factory, tmp_path):
+    """HT-Step writes one step order per variation (``step_index``): a video is ordered by
+    the variation holding its captions, read from the taxonomy, not from the build."""
+    from splice_build.sources import htstep
+    from splice_eval.scoring.written_order import written_order
+    from tests.build.sources.test_htstep import write_release as write_htstep
+
+    made = build_source(tmp_path_factory, "htstep", write_htstep)
+    orders = htstep.written_orders(Path(made["annotations"]))
+    assert orders["Make Chips"] == (
+        ("Peel the potatoes.", "Fry the potatoes."),
+        ("Slice the potatoes thin.", "Bake the slices."),
+    )
+    shown = ["Bake the slices.", "Slice the potatoes thin."]  # variation B, shuffled
+    assert written_order(orders, "Make Chips", shown) == [2, 1]
+    build, out = Path(made["out"]), tmp_path / "written.jsonl"
+    argv = ("baseline", "written-order", "--data", build, "--annotations", made["annotations"])
+    assert splice(*argv, "--out", out)[0] == 0
+    refs = {r[schema.VIDEO_ID]: list(r[schema.ANSWER]["order"]) for r in rows_of(build, "text")}
+    assert {p.video_id: p.order for p in read_predictions(out)} == refs
