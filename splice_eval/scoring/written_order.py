@@ -32,18 +32,17 @@ def unavailable(name: str, source: str) -> UserError | None:
 
     title = registry.card(source).title
     written = hasattr(registry.adapter(source), "written_orders")
+    built = f"this build is --source {source} ({title})"
     if name == "taxonomy-prior" and source != "coin":
         hint = f"; try {NAME} --annotations PATH" if written else ""
         return UserError(
-            f"taxonomy-prior: unavailable on a {source} build: it orders COIN's tasks by "
-            f"COIN's taxonomy, and {title} is not COIN{hint}"
+            f"taxonomy-prior: unavailable: {built}, and COIN's taxonomy orders COIN's "
+            f"tasks only{hint}"
         )
     if name == NAME and source == "coin":
         return UserError(f"{NAME}: COIN's written order is its taxonomy; use taxonomy-prior")
     if name == NAME and not written:
-        return UserError(
-            f"{NAME}: unavailable on a {source} build: {title} writes no order of its tasks' steps"
-        )
+        return UserError(f"{NAME}: unavailable: {built}, which writes no order of its steps")
     return None
 
 

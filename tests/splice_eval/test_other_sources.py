@@ -121,13 +121,13 @@ def test_baselines_written_order_or_taxonomy_prior_refused(source, tmp_path):
         assert len(read_predictions(out)) == 2
     code, _, err = splice("baseline", "taxonomy-prior", "--data", build, "--out", tmp_path / "t")
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert f"taxonomy-prior: unavailable on a {name} build" in err
+    assert f"taxonomy-prior: unavailable: this build is --source {name} " in err
     assert not (tmp_path / "t").exists()
     out = tmp_path / "written.jsonl"
     argv = ("baseline", "written-order", "--data", build, "--annotations", annotations)
     code, _, err = splice(*argv, "--out", out)
     if name == "steps":  # a lab's CSV writes no order of its steps
-        assert code == 2 and "written-order: unavailable on a steps build" in err
+        assert code == 2 and "written-order: unavailable: this build is --source steps" in err
         assert len(err.strip().splitlines()) == 1 and not out.exists()
         return
     assert code == 0, err
