@@ -53,8 +53,8 @@ def _metric_table(report: dict, metrics: Sequence[str]) -> str:
 
 STAND_IN_NOTE = (
     "**Stand-in build.** These predictions were scored on a build whose clips were cut from "
-    "rendered stand-in videos (the demo's; its card says `stand_in: true`), not from COIN's: "
-    "the numbers test the tooling, not a model's visual reasoning."
+    "rendered stand-in videos (the demo's; its card says `stand_in: true`), not from the "
+    "source's own: the numbers test the tooling, not a model's visual reasoning."
 )
 
 

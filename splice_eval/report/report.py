@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
     if args.paper:
         paper_rows.say_unmatched(report, aliases)
-    stand_in = f"{args.data} is a stand-in build (rendered videos, not COIN's)"
+    stand_in = f"{args.data} is a stand-in build (rendered videos, not the source's own)"
     for note in [*report["build_notes"], *([stand_in] if report["stand_in"] else [])]:
         print(f"note: {note}")
     return 0
