@@ -167,6 +167,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seed of the shuffles and of the random answers scored (default %(default)s)",
     )
     parser.add_argument(
+        "--source",
+        choices=("coin", "crosstask"),
+        default="coin",
+        help="coin: real COIN entries (default); crosstask: a synthetic CrossTask-format "
+        "release (build/demo/source_demo.py)",
+    )
+    parser.add_argument(
         "--board",
         type=Path,
         default=Path("splice-board"),
@@ -190,6 +197,10 @@ def make_board(board: Path, out: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.source != "coin":
+        from splice_build.demo import source_demo
+
+        return source_demo.run(args)
     entries = len(ingest.load_annotations(demo_annotations_path()).entries)
     print(
         f"splice demo: building {args.out}/ from {entries} real COIN annotation entries "

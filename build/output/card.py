@@ -233,6 +233,20 @@ STAND_IN_NOTICE = (
 )
 
 
+def stand_in_notice(source_title: str | None = None) -> str:
+    """The card's notice of a stand-in build: COIN's words (``source_title`` None), else
+    the demo of another source, whose annotations are the demo's own."""
+    if source_title is None:
+        return STAND_IN_NOTICE
+    return (
+        "> **Demo build with stand-in videos.** The clips were cut from videos the demo "
+        f"rendered itself (one visibly different scene per step), not from {source_title}'s "
+        f"videos, and its annotations are the demo's own, written in {source_title}'s "
+        "format. Scores on this build say nothing about a model; the statistics below "
+        "describe the stand-ins.\n\n"
+    )
+
+
 def source_texts(source: SourceCard | None) -> dict[str, str]:
     """`render_card`'s title and intro for a build of another source than COIN (none for
     COIN: its card keeps its words)."""
@@ -249,6 +263,7 @@ def source_texts(source: SourceCard | None) -> dict[str, str]:
             f"version {source.adapter_version}) and local copies of the videos. Source licence: "
             f"{source.license_note}. Cite: {source.citation}."
         ),
+        "stand_in_notice": stand_in_notice(source.title),
     }
 
 
@@ -262,6 +277,7 @@ def render_card(
     extra_sections: Sequence[tuple[str, str]] = (),
     front_matter: bool = True,
     built_with: str = BUILT_WITH,
+    stand_in_notice: str = STAND_IN_NOTICE,
 ) -> str:
     """README.md of a build folder (or, with another title/intro/sections, of the repo).
 
@@ -288,7 +304,7 @@ def render_card(
         title=title,
         dataset_id=DATASET_PLACEHOLDER,
         metric_id=METRIC_PLACEHOLDER,
-        stand_in_notice=STAND_IN_NOTICE if provenance.stand_in else "",
+        stand_in_notice=stand_in_notice if provenance.stand_in else "",
         intro=intro.strip(),
         built_with=f"\n{built_with.strip()}\n" if built_with.strip() else "",
         field_rows=field_rows(),

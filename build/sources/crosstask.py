@@ -170,4 +170,10 @@ def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
     return rules.ingested(path, files_sha256(read, data), raws, options, SOURCE, skips)
 
 
-__all__ = ["SOURCE", "load", "looks_like", "read_tasks"]
+def written_orders(path: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Task name -> its card's steps in their written order (``splice baseline
+    written-order``), from the release folder's ``tasks_primary.txt``."""
+    return {name: (steps,) for name, steps in read_tasks(Path(path) / TASKS).values()}
+
+
+__all__ = ["SOURCE", "load", "looks_like", "read_tasks", "written_orders"]

@@ -63,6 +63,11 @@ SOURCE = SourceCard(
     videos="Ego4D videos from a local folder (an Ego4D licence is needed; none are downloaded)",
     default_domain="Ego4D",
 )
+# why ``splice download`` refuses this source (the registry's `downloadable`)
+NO_DOWNLOAD = (
+    "Goal-Step's videos are Ego4D's, under the Ego4D licence: take them from your licensed "
+    "copy (splice build --videos DIR)"
+)
 RELEVANT = ("essential", "optional")
 DEFAULT_RELEVANCE = "essential"  # a step without is_relevant
 DEFAULT_CONTINUED = False  # a step without is_continued

@@ -101,6 +101,25 @@ def read_taxonomy(path: Path) -> dict[int, tuple[str, str, str]]:
     return steps
 
 
+def written_orders(path: Path) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Activity -> each variation's headlines by ``step_index`` (``splice baseline
+    written-order``), from ``taxonomy.csv`` (checked as the build checks it)."""
+    taxonomy_file = _files(Path(path))[1]
+    read_taxonomy(taxonomy_file)  # a damaged taxonomy is refused as the build refuses it
+    reader = csv.DictReader(io.StringIO(read_text(taxonomy_file, "HT-Step taxonomy")))
+    steps: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for row in reader:
+        index = row["step_index"].strip()
+        if not index.isdigit():
+            raise damaged(taxonomy_file, f"line {reader.line_num}", "step_index", "not a number")
+        key = (row["activity"].strip(), row["variation"].strip())
+        steps.setdefault(key, []).append((int(index), row["headline"].strip()))
+    orders: dict[str, list[tuple[str, ...]]] = {}
+    for (activity, _variation), listed in sorted(steps.items()):
+        orders.setdefault(activity, []).append(tuple(h for _, h in sorted(listed)))
+    return {activity: tuple(variants) for activity, variants in orders.items()}
+
+
 def load(path: Path, options: SourceOptions | None = None) -> IngestResult:
     annotations, taxonomy_file = _files(path)
     taxonomy = read_taxonomy(taxonomy_file)
@@ -153,4 +172,4 @@ def _step(
     return RawStep(step_id, headline, start, end), variation
 
 
-__all__ = ["SOURCE", "load", "looks_like", "read_taxonomy"]
+__all__ = ["SOURCE", "load", "looks_like", "read_taxonomy", "written_orders"]

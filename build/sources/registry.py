@@ -40,6 +40,14 @@ def card(name: str) -> SourceCard:
     return adapter(name).SOURCE
 
 
+def downloadable(name: str) -> None:
+    """Refuse ``splice download`` of a source whose videos are local only (its adapter's
+    ``NO_DOWNLOAD`` says why), in one line."""
+    why = getattr(adapter(name), "NO_DOWNLOAD", "")
+    if why:
+        raise UserError(f"--source {name}: nothing to download: {why}")
+
+
 def check_source(name: str, path: Path) -> None:
     """Refuse files that look like another source's than ``name``'s, naming what they look
     like (files that look like none go to the adapter, which names what is wrong)."""
@@ -75,4 +83,4 @@ def load(name: str, path: str | Path, options: SourceOptions | None = None) -> I
             gc.enable()
 
 
-__all__ = ["ADAPTERS", "DEFAULT", "adapter", "card", "check_source", "load"]
+__all__ = ["ADAPTERS", "DEFAULT", "adapter", "card", "check_source", "downloadable", "load"]

@@ -51,6 +51,8 @@ SOURCE = SourceCard(
     videos="the lab's own videos, from a local folder",
     default_domain="steps",
 )
+# why ``splice download`` refuses this source (the registry's `downloadable`)
+NO_DOWNLOAD = "a lab's own footage is local: pass its folder to splice build --videos DIR"
 REQUIRED = ("video", "start", "end", "label")
 OPTIONAL = ("task", "domain", "split")
 

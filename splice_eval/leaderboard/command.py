@@ -54,8 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     init.add_argument("--data", required=True, help="the build: a folder or a Hub dataset id")
     init.add_argument(
         "--baselines",
-        default=",".join(_baseline_names()),
-        help="comma-separated baselines scored on the build (default %(default)s; '' none)",
+        default=None,
+        help="comma-separated baselines scored on the build (default: those the build's "
+        f"source allows of {','.join(_baseline_names())}; '' none)",
     )
     init.add_argument(
         "--human",
@@ -177,7 +178,7 @@ def _local(board: str) -> Path:
 
 def run_init(args: argparse.Namespace) -> int:
     board = _local(args.board)
-    names = [n for n in args.baselines.split(",") if n]
+    names = None if args.baselines is None else [n for n in args.baselines.split(",") if n]
     videos, build_id = init_board(
         board,
         args.data,
@@ -205,13 +206,14 @@ def init_board(
     board: Path,
     data: str,
     *,
-    baselines: Sequence[str],
+    baselines: Sequence[str] | None,
     human: Sequence[Path] = (),
     seed: int = 0,
     resamples: int = 1000,
 ) -> tuple[int, str]:
     """A new board of the build ``data`` with its reference rows: made in a hidden folder
-    beside it and moved in whole. Its video count and build identity."""
+    beside it and moved in whole (``baselines`` None: every one the build's source allows;
+    the paper's reported rows on a COIN build only). Its video count and build identity."""
     from splice_build.output.card_reader import read_card
     from splice_eval import data_source
     from splice_eval.leaderboard import changes, index, references
@@ -220,17 +222,26 @@ def init_board(
 
     if board.exists() and (not board.is_dir() or any(board.iterdir())):
         raise UserError(f"--board {board}: already exists and is not an empty folder")
+    asked = baselines is not None
+    baselines = list(references.BASELINES if baselines is None else baselines)
     unknown = [n for n in baselines if n not in references.BASELINES]
     if unknown:
         raise UserError(
             f"--baselines: unknown {unknown[0]!r} (known: {', '.join(references.BASELINES)})"
         )
     from splice_eval.scoring.baselines import CONFIGS_OF
+    from splice_eval.scoring.written_order import unavailable
 
     # a Hub id: the shards the baselines read, and the text shards' answers
     configs = sorted({"text", *(c for n in baselines for c in CONFIGS_OF[n])})
     local = data_source.local_build(data, configs)
     card = read_card(local)
+    for name in list(baselines):
+        refused = unavailable(name, card.source)
+        if refused is not None and asked:
+            raise UserError(f"--baselines: {refused}")
+        if refused is not None:
+            baselines.remove(name)
     board.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{board.name}.init-", dir=board.parent))
     try:
@@ -247,7 +258,7 @@ def init_board(
         )
         store.write_config(staged, cfg)
         store.write_videos(staged, found)
-        for score in references.paper_scores():
+        for score in references.paper_scores(card.source):
             slug = "paper-" + store.slug_of(score["provenance"]["model"])
             references.write_reference(staged, slug, score)
         references.write_reference(staged, "random-exact", references.random_exact(found, cfg))

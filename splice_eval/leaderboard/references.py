@@ -1,7 +1,8 @@
 """The reference rows ``init`` seeds a board with, so a new entry is read against them:
 
 - the paper's reported rows (Tables 2 and 5, ``report.paper``), tier ``reported``: the
-  authors' figures on their release, shown as published and never re-scored here;
+  authors' figures on their release, shown as published and never re-scored here; on a
+  COIN board only (another source's build is not what they measured);
 - ``random (exact)``: the metric's exact expectation of a uniformly random order, per
   video (``splice_metric.expected_random``), on every config;
 - the project's baselines (``splice baseline``: random, identity, taxonomy prior,
@@ -28,8 +29,11 @@ from splice_eval.report import paper
 BASELINES = ("random", "identity", "taxonomy-prior", "visual-similarity")
 
 
-def paper_scores() -> list[dict[str, Any]]:
-    """One score.json per model of Tables 2 and 5 (rows matched by ``paper.model_key``)."""
+def paper_scores(source: str = "coin") -> list[dict[str, Any]]:
+    """One score.json per model of Tables 2 and 5 (rows matched by ``paper.model_key``):
+    COIN's figures, so none on a board of another source (``source``: the build's)."""
+    if source != "coin":
+        return []
     models: dict[str, dict[str, Any]] = {}
     for table in paper.METRIC_TABLES:
         for name, values in table.rows:

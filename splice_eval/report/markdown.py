@@ -53,8 +53,8 @@ def _metric_table(report: dict, metrics: Sequence[str]) -> str:
 
 STAND_IN_NOTE = (
     "**Stand-in build.** These predictions were scored on a build whose clips were cut from "
-    "rendered stand-in videos (the demo's; its card says `stand_in: true`), not from COIN's: "
-    "the numbers test the tooling, not a model's visual reasoning."
+    "rendered stand-in videos (the demo's; its card says `stand_in: true`), not from the "
+    "source's own: the numbers test the tooling, not a model's visual reasoning."
 )
 
 
@@ -100,10 +100,14 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
     ]
     if "clips" in figures:
         out += ["", f"![binary accuracy by number of clips]({figures['clips']})"]
-    for what, title in (
+    coin = report.get("source", "coin") == "coin"
+    breakdowns = [
         ("domain", "domain (Fig. 3 top, Fig. 5)"),
         ("duration", "duration (Fig. 3 bottom, Fig. 6)"),
-    ):
+    ]
+    if not coin:  # the source's own tasks, in place of COIN's reasoning-type groups
+        breakdowns.insert(1, ("task", f"task (the {report['source']} source's own tasks)"))
+    for what, title in breakdowns:
         out += ["", f"## Binary accuracy (%) by {title}", "", _breakdown_table(runs, what)]
         for config, name in sorted(figures.items()):
             if config.startswith(f"{what}:"):
@@ -118,6 +122,20 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "column is its mean over the videos. Invalid answers are left out of the rates.",
         "",
         _adjacency_table(runs),
+    ]
+    if coin:
+        out += _groups_section(runs)
+    probe_lines = markdown_section(report.get("probes", []))
+    if probe_lines:
+        out += ["", *probe_lines]
+    if "probes" in figures:
+        out += ["", f"![what each probe costs]({figures['probes']})"]
+    return "\n".join(out) + "\n"
+
+
+def _groups_section(runs: Sequence[dict]) -> list[str]:
+    """Tables 3-4's reasoning-type groups: COIN's tasks, so on a COIN build only."""
+    out = [
         "",
         "## Reasoning-type groups (Tables 3-4)",
         "",
@@ -128,12 +146,7 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
     ]
     if runs:
         out.append(_groups_table(runs))
-    probe_lines = markdown_section(report.get("probes", []))
-    if probe_lines:
-        out += ["", *probe_lines]
-    if "probes" in figures:
-        out += ["", f"![what each probe costs]({figures['probes']})"]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _coverage_table(runs: Sequence[dict]) -> str:

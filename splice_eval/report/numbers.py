@@ -126,14 +126,19 @@ def duration_key(duration: float) -> str:
     return BIN_LABELS[duration_bin(duration)]
 
 
-def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
-    """All numbers of the report as plain data (also written as report.json)."""
+def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta], source: str = "coin") -> dict:
+    """All numbers of the report as plain data (also written as report.json). A build of
+    another source than COIN (``source``: its ``--source`` name) is grouped by its own
+    tasks instead of COIN's reasoning-type task groups (which name COIN's tasks)."""
     videos = [meta[v] for v in sorted(meta)]
     counts = [v.num_clips for v in videos]
     clip_keys = sorted(set(counts))
     domains = sorted({v.domain for v in videos})
-    groups = reasoning_groups()
+    coin = source == "coin"
+    groups = reasoning_groups() if coin else []
+    tasks = sorted({v.task for v in videos})
     out: dict = {
+        "source": source,
         "videos": len(videos),
         "random_exact": random_expectation(counts),
         "random_by_clips": {str(n): random_expectation([n])["binary_accuracy"] for n in clip_keys},
@@ -147,6 +152,15 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
         by_domain = score_videos(run, videos, [v.domain for v in videos])
         by_duration = score_videos(run, videos, [duration_key(v.duration) for v in videos])
         group_rows = [_group_row(run, videos, g) for g in groups]
+        by_task = (
+            {}
+            if coin
+            else {
+                "by_task": _rows(
+                    score_videos(run, videos, [v.task for v in videos]), "by_group", tasks
+                )
+            }
+        )
         out["runs"].append(
             {
                 "model": run.model,
@@ -164,6 +178,7 @@ def build_report(runs: Sequence[Run], meta: dict[str, VideoMeta]) -> dict:
                 "by_duration": _rows(by_duration, "by_group", BIN_LABELS),
                 "adjacency": adjacency(run, videos),
                 "reasoning_groups": group_rows,
+                **by_task,
             }
         )
     return out

@@ -13,7 +13,9 @@ What it shows, after the paper:
   orders each, out of n(n-1) ordered position pairs); chance for a set of videos is the
   mean of 2/n over them;
 - Tables 3-4: binary accuracy on the reasoning-type task groups of
-  ``splice_eval/data/reasoning_groups.json``.
+  ``splice_eval/data/reasoning_groups.json`` (COIN's tasks: on a COIN build only); a
+  build of another source (``splice build --source``) is broken down by its own tasks
+  instead, and ``--paper``'s rows (COIN's) are refused beside it.
 
 The numbers are ``numbers``' (every score from ``splice_metric``), the Markdown
 ``markdown``'s; this module writes them with the figures and is the command line.
@@ -26,7 +28,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from splice_build.errors import as_user_error
+from splice_build.errors import UserError, as_user_error
 from splice_build.output.card_reader import read_card
 from splice_eval import data_source
 from splice_eval.builddata import read_meta
@@ -79,12 +81,18 @@ def write_report(
     out = Path(out)
     meta = read_meta(build)
     card = read_card(build)
+    if paper and card.source != "coin":
+        raise UserError(
+            f"--paper: the paper's rows are COIN's (the authors' release); this build is "
+            f"{card.source}'s, so they are not shown beside it"
+        )
     every = load_runs(prediction_files)  # the question formats' runs: their own section
     orders = {v: m.order for v, m in meta.items()}
     notes = check_builds(every, build, card.build_id, allow_other=allow_other_build, orders=orders)
     out.mkdir(parents=True, exist_ok=True)
     asked, asked_md = question_scores.report_section(every, {v: m.order for v, m in meta.items()})
-    report = build_report(question_scores.split_runs(every)[0], meta) | {"questions": asked}
+    runs = question_scores.split_runs(every)[0]
+    report = build_report(runs, meta, card.source) | {"questions": asked}
     report |= {"stand_in": card.stand_in, "build_id": card.build_id, "build_notes": notes}
     figures: dict[str, str] = {}
     if report["runs"]:
@@ -129,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
     if args.paper:
         paper_rows.say_unmatched(report, aliases)
-    stand_in = f"{args.data} is a stand-in build (rendered videos, not COIN's)"
+    stand_in = f"{args.data} is a stand-in build (rendered videos, not the source's own)"
     for note in [*report["build_notes"], *([stand_in] if report["stand_in"] else [])]:
         print(f"note: {note}")
     return 0

@@ -16,6 +16,9 @@
   of a clip not yet used. The chain starts from the clip whose first frame is least
   similar to the last frame of any other clip (the one that most looks like nothing comes
   before it). Similarity is histogram intersection; ties go to the lower label.
+- ``written-order`` (text only; non-COIN sources that write one, with ``--annotations``):
+  the order the source writes its task's steps in (`written_order`). On a non-COIN build
+  ``taxonomy-prior`` is refused in one line, as is ``written-order`` on a source without one.
 
 Every answer is written as the model-style text ``<order>Video 2, Video 1</order>`` and
 parsed back with ``splice_metric.parse_order``, the project's one parser of answers.
@@ -46,16 +49,20 @@ from splice_eval import data_source
 from splice_eval.builddata import iter_rows
 from splice_eval.predictions import Prediction, project_version, write_predictions
 from splice_eval.run import prompts, sampling
+from splice_eval.scoring import written_order
 from splice_metric import PAPER_METRICS, parse_order, score
 from splice_metric.questions import answer_text, read_answer
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
+# NAMES answer any build of their source on their own; written-order needs the source's files
+CHOICES = (*NAMES, written_order.NAME)
 # Which configs a baseline can answer: it only reads inputs every one of them has.
 CONFIGS_OF: dict[str, tuple[str, ...]] = {
     "random": schema.CONFIGS,
     "identity": schema.CONFIGS,
     "taxonomy-prior": ("text", "video_text"),
     "visual-similarity": ("video", "video_text"),
+    written_order.NAME: ("text", "video_text"),
 }
 HIST_BINS = 8  # per RGB channel: 512-bin colour histograms
 FRAMES_PER_CLIP = 8  # sampled uniformly; the first and last samples are used
@@ -137,7 +144,7 @@ def clip_histograms(clip: bytes, frames: int = FRAMES_PER_CLIP) -> tuple[np.ndar
 
 def _columns(name: str, config: str) -> list[str]:
     cols = [schema.VIDEO_ID, schema.NUM_CLIPS]
-    if name == "taxonomy-prior":
+    if name in ("taxonomy-prior", written_order.NAME):
         cols += [schema.TASK, schema.CAPTIONS]
     if name == "visual-similarity":
         cols += [schema.CLIPS]
@@ -145,8 +152,11 @@ def _columns(name: str, config: str) -> list[str]:
     return cols
 
 
-def answer(name: str, row: Mapping, seed: int = 0) -> list[int]:
-    """One baseline's order for one dataset row (model-facing columns only)."""
+def answer(
+    name: str, row: Mapping, seed: int = 0, orders: written_order.Orders | None = None
+) -> list[int]:
+    """One baseline's order for one dataset row (model-facing columns only; ``orders``:
+    written-order's, `written_order.read_orders`)."""
     n = int(row[schema.NUM_CLIPS])
     vid = row[schema.VIDEO_ID]
     if name == "random":
@@ -155,6 +165,8 @@ def answer(name: str, row: Mapping, seed: int = 0) -> list[int]:
         return identity_order(n)
     if name == "taxonomy-prior":
         return taxonomy_prior_order(row[schema.TASK], row[schema.CAPTIONS])
+    if name == written_order.NAME and orders is not None:
+        return written_order.written_order(orders, row[schema.TASK], row[schema.CAPTIONS])
     if name == "visual-similarity":
         hists = []
         for k, clip in enumerate(row[schema.CLIPS], 1):
@@ -174,15 +186,22 @@ def baseline_metadata(name: str, config: str, seed: int, **more: object) -> dict
     return {**metadata, "splice_version": project_version()}
 
 
-def run_baseline(name: str, build: str | Path, config: str, seed: int = 0) -> Iterator[Prediction]:
-    """Predictions of a baseline for every video of a build's config."""
-    if name not in NAMES:
+def run_baseline(
+    name: str,
+    build: str | Path,
+    config: str,
+    seed: int = 0,
+    orders: written_order.Orders | None = None,
+) -> Iterator[Prediction]:
+    """Predictions of a baseline for every video of a build's config (``orders``: the
+    written order, for written-order only)."""
+    if name not in NAMES and not (name == written_order.NAME and orders is not None):
         raise ValueError(f"unknown baseline {name!r}; expected one of {NAMES}")
     if config not in CONFIGS_OF[name]:
         raise ValueError(f"baseline {name!r} answers configs {CONFIGS_OF[name]}, not {config!r}")
     batch = 2 if name == "visual-similarity" else 256
     for row in iter_rows(build, config, _columns(name, config), batch_size=batch):
-        raw = prompts.answer_text(answer(name, row, seed))
+        raw = prompts.answer_text(answer(name, row, seed, orders))
         extra = {"seed": seed} if name == "random" else {}
         yield Prediction(
             video_id=row[schema.VIDEO_ID],
@@ -262,7 +281,7 @@ def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", choices=NAMES, help="the baseline: %(choices)s")
+    parser.add_argument("name", choices=CHOICES, help="the baseline: %(choices)s")
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", help=data_source.DATA_HELP)
     src.add_argument(
@@ -279,6 +298,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=schema.CONFIGS,
         default=None,
         help=f"config to answer (default, by baseline: {defaults})",
+    )
+    parser.add_argument(
+        "--annotations",
+        type=Path,
+        default=None,
+        help=f"{written_order.NAME} only: the source's files the build read (splice build's "
+        "--annotations: CrossTask's release folder, HT-Step's data folder)",
     )
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument(
@@ -307,12 +333,21 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--format {args.format}: only the random baseline answers questions")
     fmt = {"format": args.format, "question_seed": splice_formats.DEFAULT_SEED} if asked else {}
     data = data_source.local_build(args.data, sorted({config, "text"}))
+    source = read_card(data).source
+    refused = written_order.unavailable(args.name, source)
+    if refused is not None:
+        raise refused
+    orders = None
+    if args.annotations is not None and args.name != written_order.NAME:
+        raise UserError(f"--annotations: {written_order.NAME} only, not {args.name}")
+    if args.name == written_order.NAME:
+        orders = written_order.read_orders(source, args.annotations)
     try:
         path = write_predictions(
             args.out,
             run_question_baseline(data, config, args.format, args.seed)
             if asked
-            else run_baseline(args.name, data, config, args.seed),
+            else run_baseline(args.name, data, config, args.seed, orders),
             baseline_metadata(args.name, config, args.seed)
             | {"build_id": read_card(data).build_id or None}  # the build answered
             | fmt,

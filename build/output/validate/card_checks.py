@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from splice_build.output.card import (
-    STAND_IN_NOTICE,
     STAND_IN_TAG,
     TABLE1_HEADER,
     TABLE6_HEADER,
     domain_table,
     markdown_table,
+    stand_in_notice,
     stats_summary,
     table1_rows,
     table6_rows,
@@ -104,6 +104,12 @@ def check_facts(card: CardInfo, shards: WriteResult) -> list[Problem]:
     return problems + _check_twice_stated(card)
 
 
+def _source_title(card: CardInfo) -> str | None:
+    """The title of a non-COIN card's source, as it names itself (None: COIN's card)."""
+    title = (card.source_identity or {}).get("title")
+    return title if card.source != "coin" and isinstance(title, str) else None
+
+
 def _check_twice_stated(card: CardInfo) -> list[Problem]:
     built, text = card.splice_build, card.text
     problems = []
@@ -122,7 +128,7 @@ def _check_twice_stated(card: CardInfo) -> list[Problem]:
     said = {
         "splice_build.stand_in": card.stand_in,
         f"tag {STAND_IN_TAG}": STAND_IN_TAG in (card.data.get("tags") or []),
-        "the stand-in notice": STAND_IN_NOTICE.strip() in text,
+        "the stand-in notice": stand_in_notice(_source_title(card)).strip() in text,
         "Source videos": _text_row(text, "Source videos") == "rendered stand-ins (demo)",
     }
     if len(set(said.values())) > 1:

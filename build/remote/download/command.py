@@ -23,7 +23,8 @@ from splice_build.remote import download_report
 from splice_build.remote.download.fetch import STAGING, Fetcher, short_reason
 from splice_build.remote.download.settings import LAYOUTS, DownloadSettings, check_settings
 from splice_build.running import ownership
-from splice_build.stages import select, sources
+from splice_build.sources import registry
+from splice_build.stages import ingest, select, sources
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,8 @@ _SETTINGS_OPTIONS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     select.add_selection_arguments(parser)
+    # the build's own source and rules, so that the videos fetched are the ones it selects
+    ingest.add_source_arguments(parser)
     parser.add_argument(
         "--out", type=Path, default=_DEFAULTS.out, help="folder of the videos (the build's "
         "--videos; default %(default)s)"
@@ -197,15 +200,18 @@ def settings_from_args(args: argparse.Namespace) -> DownloadSettings:
 
 
 def run(args: argparse.Namespace) -> int:
+    registry.downloadable(args.source)  # before yt-dlp: Goal-Step and steps are local only
     require("yt_dlp", "download", "splice download")
     settings = settings_from_args(args)
-    check_settings(settings)
+    check_settings(settings, args.source)
     _, selection = select.select_annotations(
         args.annotations,
         subset_size=args.subset_size,
         seed=args.seed,
         curation=args.curation,
         limit=args.limit,
+        source=args.source,
+        options=ingest.options_from_args(args),
     )
     with ownership.lock_folder(settings.out, "--out", "splice download"):
         done = run_download(selection.selected, settings)

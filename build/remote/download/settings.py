@@ -62,10 +62,15 @@ def public_video_url(template: str, entry: VideoEntry) -> str:
     return video_url(public_url(template, keep_placeholders=True), entry)
 
 
-def check_settings(settings: DownloadSettings) -> None:
-    """Every option checked before any work; each refusal names its option."""
+def check_settings(settings: DownloadSettings, source: str = "coin") -> None:
+    """Every option checked before any work; each refusal names its option. COIN's
+    ``recipe_type`` (``--layout coin``, ``{recipe_type}``) exists for ``source`` coin only."""
     if settings.layout not in LAYOUTS:
         raise UserError(f"--layout must be one of {', '.join(LAYOUTS)}, got {settings.layout}")
+    if source != "coin" and settings.layout == "coin":
+        raise UserError(f"--layout coin: COIN's <recipe_type>/ folders; --source {source} is flat")
+    if source != "coin" and "{recipe_type}" in settings.url_template:
+        raise UserError(f"--url-template: {{recipe_type}} is COIN's; --source {source} has none")
     _check_numbers(settings)
     _check_url_template(settings.url_template)
     if settings.cookies is not None:

@@ -149,3 +149,20 @@ def test_ctrl_c_twice_during_a_ray_build_is_one_line_exit_130(
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert lines[-1].startswith("splice build: interrupted"), stderr
+
+
+def test_ray_builds_another_source_as_the_local_pool(ray_local, tmp_path, tmp_path_factory):
+    """``splice build --source crosstask --executor ray`` writes the same bytes as the
+    session's CrossTask build on the local pool (its annotations and stand-in videos)."""
+    from tests.build.sources.test_crosstask import write_release
+    from tests.support.source_builds import build_source, splice
+
+    made = build_source(tmp_path_factory, "crosstask", write_release)
+    out = tmp_path / "ray" / "splice"
+    code, stdout, stderr = splice(
+        "build", "--source", "crosstask", "--annotations", made["annotations"],
+        "--videos", made["videos"], "--out", out, "--workers", "1", "--no-progress",
+        "--executor", "ray",
+    )  # fmt: skip
+    assert code == 0, stdout + stderr
+    assert tree_digest(out) == tree_digest(Path(made["out"]))
