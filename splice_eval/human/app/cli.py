@@ -7,7 +7,9 @@ imported only when a page is really served (the ``[annotate]`` extra).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from splice_build.errors import UserError, read_text
@@ -129,8 +131,43 @@ def run_serve(args: argparse.Namespace) -> int:
         f"serving {total} folders at {url} ; answers in {store.folder}/ (Ctrl-C stops)",
         flush=True,
     )
-    demo.block_thread()
-    return 0
+    signum = wait_for_stop()
+    demo.close()  # no new submit starts; the queue ends
+    store.drain()  # a save under way finishes: what was acknowledged is on disk already
+    name = signal.Signals(signum).name
+    print(
+        f"splice annotate serve: stopped by {name}; every acknowledged answer is in "
+        f"{store.folder}/",
+        file=sys.stderr,
+        flush=True,
+    )
+    return STOPPED_EXIT[signum]
+
+
+# What a stopped server exits with: the shell's 128 + the signal (Ctrl-C 130, SIGTERM 143,
+# the signal Slurm, Kubernetes and systemd send before a kill).
+STOPPED_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def wait_for_stop() -> int:
+    """Block until Ctrl-C or SIGTERM (each handled the same way); the signal's number.
+    Gradio's own wait (``block_thread``) printed its line and returned 0 on Ctrl-C, and
+    SIGTERM killed the process in the middle of whatever it was doing (exit -15)."""
+    stop = threading.Event()
+    caught: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        caught.append(signum)
+        stop.set()
+
+    for signum in STOPPED_EXIT:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, note)
+    while not stop.wait(1.0):
+        pass
+    for signum in STOPPED_EXIT:
+        signal.signal(signum, signal.SIG_IGN)  # a second one while stopping changes nothing
+    return caught[0]
 
 
 def _reachable(host: str) -> str:

@@ -35,7 +35,8 @@ def test_another_annotators_session_hash_opens_nothing_of_theirs(package, tmp_pa
     tasks = read_package(root).tasks
     n_max = max(len(t.clips) for ts in tasks.values() for t in ts)
     n = len(tasks["A1"][0].clips)
-    answer = [None, False, *range(1, n + 1), *[None] * (n_max - n)]  # state, unknown, positions
+    # state, name, the folder shown (A1's first), unknown, positions
+    answer = [None, None, tasks["A1"][0].folder, False, *range(1, n + 1), *[None] * (n_max - n)]
     with served(root, answers, PASSWORDS) as url:
         a1, b1 = logged_in(url, "A1", "kiwi"), logged_in(url, "B1", "pie")
         fn = handlers(a1, url)
@@ -49,7 +50,7 @@ def test_another_annotators_session_hash_opens_nothing_of_theirs(package, tmp_pa
 
         # A1 submits; the answer waits in A1's stream, unread
         saved = join(a1, url, fn["submit"], answer, "a1-page")
-        moved = join(a1, url, fn["next"], [None], "a1-page")
+        moved = join(a1, url, fn["next"], [None, None, None], "a1-page")
         a1_stream = f"{api}/queue/data?session_hash=a1-page"
         assert status_of(b1, a1_stream) == 403  # not read, so not taken from A1
         assert status_of(b1, f"{api}/call/x/{saved}") == 403  # the event's stream by its id
