@@ -75,9 +75,11 @@ class Session:
         if view.annotator is not None or annotator not in self.package.tasks:
             return view
         folders = [t.folder for t in self.tasks(annotator)]
-        if folder is None or folder != int(folder) or int(folder) not in folders:
+        if isinstance(folder, bool) or not isinstance(folder, int | float):
             return view
-        return View(annotator, folders.index(int(folder)), "")
+        if folder not in folders:  # 3.0 is folder 3; NaN, inf, 3.5 are none
+            return view
+        return View(annotator, folders.index(folder), "")
 
     def start(self, annotator: str | None) -> View:
         if annotator not in self.package.tasks:

@@ -325,3 +325,20 @@ def test_a_private_space_holds_no_clips(package, tmp_path):
         write_space(root, space)
     with (space / "requirements.txt").open() as fh:
         assert list(csv.reader(fh)) == [[f"gradio=={GRADIO_VERSION}"]]
+
+
+def test_a_page_the_server_lost_resumes_only_on_a_folder_of_its_annotator(package):
+    """After a restart the page's state is gone; the annotator and the folder the page
+    shows bring it back, and nothing else does."""
+    root, _ = package
+    session = Session(read_package(root), AnswerStore("/nonexistent"))
+    lost = View(None, 0, "")
+    a1 = [t.folder for t in session.tasks("A1")]
+    b1 = [t.folder for t in session.tasks("B1")]
+    assert session.resume(lost, "A1", a1[1]) == View("A1", 1, "")
+    assert session.resume(lost, "A1", float(a1[2])) == View("A1", 2, "")
+    for folder in (b1[0], None, a1[0] + 0.5, float("nan"), float("inf"), True, "1"):
+        assert session.resume(lost, "A1", folder) == lost, folder
+    assert session.resume(lost, "nobody", a1[0]) == lost
+    kept = View("A1", 2, "")
+    assert session.resume(kept, "A1", a1[0]) == kept  # a live state is the page's own
