@@ -23,8 +23,10 @@ Under load and faults (many tabs, a restart):
   (``Session.resume``), with the login kept across the restart (``logins``).
 """
 
+import functools
 import hmac
 import os
+from abc import ABCMeta
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -204,19 +206,26 @@ def build_app(
     return demo
 
 
-def exported_clip(gr: Any, **kwargs: Any) -> Any:
-    """A ``gr.Video`` of the export's own clips, handed to the page as they are.
+@functools.cache
+def exported_clip(gr: Any) -> type:
+    """``gr.Video`` for the export's own clips, handing each file to the page as it is.
 
-    ``gr.Video`` runs ffprobe on every file of every event to decide whether to convert it;
-    the export writes H.264 in MP4 only (copied from the build, or encoded with libx264 by
-    ``burn``), which every browser plays, so the probe decides nothing here. The file still
-    goes through Gradio's cache and its allowed-paths check. Set on the instance: a
-    subclass would make Gradio write a ``.pyi`` beside this module."""
+    ``gr.Video`` runs ffprobe on every file of every event to decide whether to convert it
+    (0.3 to 0.6 s a clip on a loaded machine, five clips an event); the export writes H.264
+    in MP4 only (copied from the build, or encoded with libx264 by ``burn``), which every
+    browser plays, so the probe decides nothing here. The file still goes through Gradio's
+    cache and its allowed-paths check. A class, since Gradio rebuilds a component from its
+    class at every update; made with ``ABCMeta.__new__`` rather than through Gradio's
+    ``ComponentMeta.__new__``, which writes a ``.pyi`` stub beside the module defining a
+    component (here, into the installed package) and adds nothing a subclass without
+    events of its own needs. ``is_template``: the page shows it as the ``gr.Video`` it is."""
     from gradio.data_classes import FileData
 
-    clip = gr.Video(**kwargs)
-    clip.postprocess = lambda value: None if value is None else FileData(path=str(value))
-    return clip
+    def postprocess(self: Any, value: str | None) -> FileData | None:
+        return None if value is None else FileData(path=str(value))
+
+    namespace = {"__module__": __name__, "is_template": True, "postprocess": postprocess}
+    return ABCMeta.__new__(type(gr.Video), "ExportedClip", (gr.Video,), namespace)
 
 
 def _parts_row(gr: Any, n_max: int) -> tuple[list, list]:
@@ -225,9 +234,8 @@ def _parts_row(gr: Any, n_max: int) -> tuple[list, list]:
     with gr.Row():
         for k in range(1, n_max + 1):
             with gr.Column(min_width=160):
-                clips.append(
-                    exported_clip(gr, label=f"part {k}", elem_id=f"clip-{k}", visible=False)
-                )
+                clip = exported_clip(gr)(label=f"part {k}", elem_id=f"clip-{k}", visible=False)
+                clips.append(clip)
                 positions.append(
                     gr.Number(
                         label=f"position of part {k}",

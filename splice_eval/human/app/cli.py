@@ -132,7 +132,7 @@ def run_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     signum = wait_for_stop()
-    demo.close()  # no new submit starts; the queue ends
+    demo.close(verbose=False)  # no new submit starts; the queue ends
     store.drain()  # a save under way finishes: what was acknowledged is on disk already
     name = signal.Signals(signum).name
     print(
