@@ -85,3 +85,32 @@ def test_a_url_holding_a_nul_byte_is_refused(package, tmp_path, passwords):
             assert 400 <= status_of(a1, bad) < 500, path
         query = urllib.parse.urlencode({"session_hash": "a\x00b"})
         assert 400 <= status_of(a1, f"{url}/gradio_api/queue/data?{query}") < 500
+
+
+def test_the_guard_reads_a_login_cookie_as_gradio_does():
+    """One request, one user, for the guard and for Gradio alike: the same parser over the
+    same headers, the secure cookie first even when it names no login."""
+    from starlette.requests import Request
+
+    from splice_eval.human.app.guard import logged_in_user
+
+    class App:
+        cookie_id = "c"
+        tokens = {"tok-a": "A1", "tok-b": "B1"}
+
+    def gradio_user(scope):  # gradio/routes.py get_current_user, as pinned
+        cookies = Request(scope).cookies
+        token = cookies.get("access-token-c") or cookies.get("access-token-unsecure-c")
+        return App.tokens.get(token)
+
+    headers = [
+        [(b"cookie", b"access-token-c=tok-a")],
+        [(b"cookie", b"access-token-c=tok-a"), (b"cookie", b"access-token-c=tok-b")],
+        [(b"cookie", b"access-token-c=nobody; access-token-unsecure-c=tok-b")],
+        [(b"cookie", b'x="unterminated; access-token-unsecure-c=tok-b')],
+        [(b"cookie", b"access-token-unsecure-c=tok-b")],
+        [],
+    ]
+    for h in headers:
+        scope = {"type": "http", "headers": h, "app": App()}
+        assert logged_in_user(scope) == gradio_user(scope), h

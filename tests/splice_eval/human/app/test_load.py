@@ -17,8 +17,11 @@ restart); the figures each test measured are printed (``-s``)."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from splice_eval.human.app.package import read_package
 from tests.support.annotate_serving import (
     Ack,
     Tab,
+    die_with_the_test,
     free_port,
     handlers,
     logged_in,
@@ -211,3 +215,24 @@ def test_sigterm_stops_serve_with_one_line_keeping_every_acknowledged_answer(
     assert "Closing server" not in out  # Gradio's own line is not said
     assert _answers(answers / "A1.csv") == acknowledged
     assert not list(answers.glob(".*.tmp"))  # no write left half done
+
+
+def test_sigterm_while_the_page_starts_is_one_line_too(package, tmp_path):
+    root, _ = package
+    server = subprocess.Popen(
+        [sys.executable, "-m", "splice_build.cli", "annotate", "serve", str(root),
+         "--port", str(free_port()), "--answers", str(tmp_path / "answers")],
+        env=os.environ | {"GRADIO_TEMP_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"},
+        preexec_fn=die_with_the_test, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout.readline().startswith("starting the page")
+        server.send_signal(signal.SIGTERM)  # Gradio is still being imported and started
+        out, err = server.communicate(timeout=120)
+    finally:
+        _stop(server)
+    assert server.returncode == 143, err
+    assert err.strip().splitlines() == [
+        f"splice annotate serve: stopped by SIGTERM; every acknowledged answer is in "
+        f"{tmp_path / 'answers'}/"
+    ]
