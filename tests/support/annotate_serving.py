@@ -8,10 +8,14 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import splice_dataset as schema
@@ -156,3 +160,109 @@ def file_urls(message: object) -> list[str]:
     if isinstance(message, list):
         return [u for v in message for u in file_urls(v)]
     return [message] if isinstance(message, str) and "/file=" in message else []
+
+
+# --- the page under load: `splice annotate serve` in its own process, tabs as clients ----
+
+
+def die_with_the_test() -> None:
+    """``preexec_fn`` of a server a test starts: it ends with the test process, and takes
+    Ctrl-C as under a terminal (``terminal.terminal_sigint``)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_serve(
+    package: Path, answers: Path, port: int, cache: Path, passwords: Path | None = None
+) -> subprocess.Popen:
+    """``splice annotate serve`` as a user starts it, returned once it prints its address
+    (then the page answers)."""
+    argv = [sys.executable, "-m", "splice_build.cli", "annotate", "serve", str(package)]
+    argv += ["--port", str(port), "--answers", str(answers)]
+    argv += ["--passwords", str(passwords)] if passwords else []
+    env = os.environ | {"GRADIO_TEMP_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(
+        argv, env=env, preexec_fn=die_with_the_test, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    line = server.stdout.readline()
+    while line and not line.startswith("serving"):
+        line = server.stdout.readline()
+    if not line:
+        server.wait(timeout=60)
+        raise AssertionError(f"serve ended ({server.returncode}): {server.stderr.read()}")
+    return server
+
+
+@dataclass
+class Ack:
+    """One event's end as a tab read it from its stream."""
+
+    event: str
+    seconds: float  # from the join to the completion read
+    at: float  # time.monotonic() when read
+    message: dict
+
+
+class Tab:
+    """One browser tab of the page over HTTP: its own session hash, the annotator's login
+    (a browser's tabs share the cookie), the page as it shows after each event (the
+    folder on screen), and every message its stream carried (``streamed``:
+    event id -> messages), so a test sees whatever reached it, its own or not."""
+
+    def __init__(self, opener: urllib.request.OpenerDirector, url: str, fn: dict, session: str):
+        self.opener, self.url, self.fn, self.session = opener, url, fn, session
+        self.folder: int | None = None
+        self.joined: list[str] = []
+        self.streamed: dict[str, list[str]] = {}
+
+    def event(self, name: str, data: list) -> Ack:
+        start = time.monotonic()
+        event_id = join(self.opener, self.url, self.fn[name], data, self.session)
+        self.joined.append(event_id)
+        message = self._until_completed(event_id)
+        ack = Ack(event_id, time.monotonic() - start, time.monotonic(), message)
+        self._show(message)
+        return ack
+
+    def load(self) -> Ack:
+        return self.event("load", [None])
+
+    def submit(self, positions: list[int], n_max: int, unknown: bool = False) -> Ack:
+        fields = [*positions, *[None] * (n_max - len(positions))]
+        return self.event("submit", [None, None, self.folder, unknown, *fields])
+
+    def back(self) -> Ack:
+        """Previous: the page's folder before the one it shows."""
+        return self.event("previous", [None, None, self.folder])
+
+    def _until_completed(self, event_id: str) -> dict:
+        """Read the session's stream (reopened as the page does, whenever it closes) until
+        ``event_id`` completes."""
+        query = urllib.parse.urlencode({"session_hash": self.session})
+        for _ in range(20):
+            with self.opener.open(f"{self.url}/gradio_api/queue/data?{query}", timeout=120) as r:
+                for line in r:
+                    if not line.startswith(b"data: "):
+                        continue
+                    message = json.loads(line[6:])
+                    if message.get("event_id"):
+                        self.streamed.setdefault(message["event_id"], []).append(message["msg"])
+                    if message.get("msg") == "process_completed" and (
+                        message.get("event_id") == event_id
+                    ):
+                        return message
+        raise AssertionError(f"event {event_id} of {self.session} never completed")
+
+    def _show(self, message: dict) -> None:
+        """The folder the page now shows (the hidden field after the state; see app)."""
+        data = message.get("output", {}).get("data")
+        if message.get("success") and data:
+            self.folder = data[1]
+
+
+def page_text(ack: Ack) -> str:
+    return json.dumps(ack.message.get("output", {}))

@@ -7,7 +7,9 @@ imported only when a page is really served (the ``[annotate]`` extra).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from splice_build.errors import UserError, read_text
@@ -121,16 +123,73 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"splice annotate serve: WARNING: {warning}", file=sys.stderr)
     store = AnswerStore(args.answers or args.package / "answers")
     total = sum(len(t) for t in package.tasks.values())
-    print(f"starting the page (Gradio) for {len(package.tasks)} annotators ...", flush=True)
-    demo = launch(package, store, args.host, args.port, passwords, block=False)
-    url = f"http://{args.host}:{args.port}/"
-    wait_until_answers(f"http://{_reachable(args.host)}:{args.port}/")
+    demo = None
+    try:
+        _stop_on(signal.SIGTERM, _raise_stopped)  # while starting: at once, as Ctrl-C does
+        print(f"starting the page (Gradio) for {len(package.tasks)} annotators ...", flush=True)
+        demo = launch(package, store, args.host, args.port, passwords, block=False)
+        url = f"http://{args.host}:{args.port}/"
+        wait_until_answers(f"http://{_reachable(args.host)}:{args.port}/")
+        print(
+            f"serving {total} folders at {url} ; answers in {store.folder}/ (Ctrl-C stops)",
+            flush=True,
+        )
+        signum = wait_for_stop()
+    except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM (Stopped), while starting
+        signum = getattr(stopped, "signum", signal.SIGINT)
+    for each in STOPPED_EXIT:
+        _stop_on(each, signal.SIG_IGN)  # a second one while stopping changes nothing
+    if demo is not None:
+        demo.close(verbose=False)  # no new submit starts; the queue ends
+    store.drain()  # a save under way finishes: what was acknowledged is on disk already
     print(
-        f"serving {total} folders at {url} ; answers in {store.folder}/ (Ctrl-C stops)",
+        f"splice annotate serve: stopped by {signal.Signals(signum).name}; every "
+        f"acknowledged answer is in {store.folder}/",
+        file=sys.stderr,
         flush=True,
     )
-    demo.block_thread()
-    return 0
+    return STOPPED_EXIT[signum]
+
+
+# What a stopped server exits with: the shell's 128 + the signal (Ctrl-C 130, SIGTERM 143,
+# the signal Slurm, Kubernetes and systemd send before a kill).
+STOPPED_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM while the page starts, raised as Ctrl-C is."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+def _stop_on(signum: int, handler: object) -> None:
+    """``handler`` for ``signum``, unless whoever started us ignores it (``nohup``)."""
+    if signal.getsignal(signum) is not signal.SIG_IGN:
+        signal.signal(signum, handler)
+
+
+def wait_for_stop() -> int:
+    """Block until Ctrl-C or SIGTERM (each handled the same way); the signal's number.
+    Gradio's own wait (``block_thread``) printed its line and returned 0 on Ctrl-C, and
+    SIGTERM killed the process in the middle of whatever it was doing (exit -15)."""
+    stop = threading.Event()
+    caught: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        caught.append(signum)
+        stop.set()
+
+    for signum in STOPPED_EXIT:
+        _stop_on(signum, note)
+    while not stop.wait(1.0):
+        pass
+    return caught[0]
 
 
 def _reachable(host: str) -> str:

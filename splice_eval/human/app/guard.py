@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from typing import Any
+
+from starlette.requests import cookie_parser
 
 from .claims import Claims, api_route, handed_files, json_or_none, minted_event, request_claims
 from .owners import Owners
@@ -42,17 +43,18 @@ def logged_in_user(scope: Scope) -> str | None:
     tokens, cookie_id = getattr(app, "tokens", None), getattr(app, "cookie_id", None)
     if not tokens or cookie_id is None:
         return None
-    cookies = SimpleCookie()
+    # Read as Gradio reads it (``Request.cookies``): Starlette's parser over every Cookie
+    # header in turn, then the secure cookie before the other, whether or not it names a
+    # login. A reading of our own (SimpleCookie, which refuses what Starlette takes, and a
+    # valid token looked for under either name) could make one request two users.
+    cookies: dict[str, str] = {}
     for name, value in scope.get("headers", ()):
         if name == b"cookie":
-            try:
-                cookies.load(value.decode("latin-1"))
-            except CookieError:
-                return None
-    for name in (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}"):
-        if name in cookies and cookies[name].value in tokens:
-            return tokens[cookies[name].value]
-    return None
+            cookies.update(cookie_parser(value.decode("latin-1")))
+    token = cookies.get(f"access-token-{cookie_id}") or cookies.get(
+        f"access-token-unsecure-{cookie_id}"
+    )
+    return tokens.get(token) if token else None
 
 
 def holds_nul(scope: Scope) -> bool:

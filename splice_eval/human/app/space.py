@@ -30,6 +30,7 @@ VENDORED = (
     "splice_eval.human.app.claims",
     "splice_eval.human.app.owners",
     "splice_eval.human.app.guard",
+    "splice_eval.human.app.logins",
     "splice_eval.human.app.package",
     "splice_eval.human.app.store",
     "splice_eval.human.app.app",

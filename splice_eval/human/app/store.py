@@ -46,6 +46,15 @@ class AnswerStore:
             self._write(self.path(annotator), answers)
             return answers
 
+    def drain(self) -> None:
+        """Return once no save of this store is under way (a server stopping waits here, so
+        it never ends in the middle of a sheet's write)."""
+        with self._guard:
+            locks = list(self._locks.values())
+        for lock in locks:
+            with lock:
+                pass
+
     @contextmanager
     def _locked(self, annotator: str):
         with self._guard:

@@ -229,7 +229,13 @@ def test_serve_prints_its_address_once_the_page_answers(package, tmp_path):
         assert status == 200 and b"put the parts in order" in page
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
+        rest, _ = server.communicate(timeout=60)
+    # Ctrl-C: one line and the shell's 130 (Gradio's own wait said its line and exited 0)
+    assert server.returncode == 130, rest
+    assert rest.strip().splitlines() == [
+        f"splice annotate serve: stopped by SIGINT; every acknowledged answer is in "
+        f"{tmp_path / 'answers'}/"
+    ]
 
 
 def test_other_hosts_are_warned_about():
@@ -325,3 +331,44 @@ def test_a_private_space_holds_no_clips(package, tmp_path):
         write_space(root, space)
     with (space / "requirements.txt").open() as fh:
         assert list(csv.reader(fh)) == [[f"gradio=={GRADIO_VERSION}"]]
+
+
+def test_a_page_the_server_lost_resumes_only_on_a_folder_of_its_annotator(package):
+    """After a restart the page's state is gone; the annotator and the folder the page
+    shows bring it back, and nothing else does."""
+    root, _ = package
+    session = Session(read_package(root), AnswerStore("/nonexistent"))
+    lost = View(None, 0, "")
+    a1 = [t.folder for t in session.tasks("A1")]
+    b1 = [t.folder for t in session.tasks("B1")]
+    assert session.resume(lost, "A1", a1[1]) == View("A1", 1, "")
+    assert session.resume(lost, "A1", float(a1[2])) == View("A1", 2, "")
+    for folder in (b1[0], None, a1[0] + 0.5, float("nan"), float("inf"), True, "1"):
+        assert session.resume(lost, "A1", folder) == lost, folder
+    assert session.resume(lost, "nobody", a1[0]) == lost
+    kept = View("A1", 2, "")
+    assert session.resume(kept, "A1", a1[0]) == kept  # a live state is the page's own
+
+
+def test_the_page_hands_out_its_clips_without_probing_them(package, tmp_path, monkeypatch):
+    """gr.Video runs ffprobe on every clip of every event (a process each; 30 tabs waited
+    minutes); the export's clips are H.264 MP4 and go out as they are, through Gradio's
+    cache, and no stub file is written beside the app's module."""
+    import asyncio
+
+    from gradio import processing_utils
+
+    from splice_eval.human.app import app as app_module
+
+    root, _ = package
+    probed: list[str] = []
+    monkeypatch.setattr(processing_utils, "video_is_playable", lambda p: probed.append(p) or True)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    demo = app_module.build_app(read_package(root), AnswerStore(tmp_path / "answers"))
+    start = next(d["id"] for d in demo.config["dependencies"] if d["targets"][0][1] == "click")
+    out = asyncio.run(demo.process_api(block_fn=start, inputs=["A1"], state=None, request=None))
+    values = [v.get("value") for v in out["data"] if isinstance(v, dict)]
+    clips = [v for v in values if isinstance(v, dict) and str(v.get("path")).endswith(".mp4")]
+    assert clips and all(Path(c["path"]).is_relative_to(tmp_path / "cache") for c in clips)
+    assert probed == []
+    assert not Path(app_module.__file__).with_suffix(".pyi").exists()

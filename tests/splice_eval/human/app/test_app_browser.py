@@ -15,9 +15,16 @@ from urllib.parse import urlparse
 import pytest
 
 from splice_build.cli import main as splice_main
-from splice_eval.human import annotate
+from splice_eval.human import annotate, sheets
 from splice_eval.predictions import HUMAN_MODEL
-from tests.support.annotate_serving import export_package, get, served, true_positions
+from tests.support.annotate_serving import (
+    export_package,
+    free_port,
+    get,
+    served,
+    start_serve,
+    true_positions,
+)
 from tests.support.paths import REPO
 
 pytest.importorskip("gradio")
@@ -68,8 +75,12 @@ def browser(tmp_path):
         if "/gradio_api/heartbeat/" in urlparse(url).path:
             route.continue_()
             return
-        response = route.fetch(timeout=120_000)
-        body = response.body()
+        try:
+            response = route.fetch(timeout=120_000)
+            body = response.body()
+        except sync_api.Error:  # the server went away mid-answer (a crash the test makes)
+            route.abort()  # the browser sees the network error it would see
+            return
         received.append((url, body))
         route.fulfill(response=response, body=body)
 
@@ -295,3 +306,38 @@ def test_with_passwords_each_annotator_logs_in_as_themselves(demo_build, tmp_pat
         saved(page, b1[0])
     assert outside == []
     assert sorted(p.name for p in answers.glob("*.csv")) == ["B1.csv"]
+
+
+def test_a_page_open_across_a_crash_and_restart_saves_again(demo_build, tmp_path, browser):
+    """The server is SIGKILLed under an open, logged-in page and started again: the page,
+    untouched, saves its next answer (its login and the folder it shows survive)."""
+    page, _, outside = browser
+    pkg = tmp_path / "packages"
+    key = export_package(demo_build, pkg)
+    truth = true_positions(demo_build, key)
+    answers = tmp_path / "answers"
+    passwords = tmp_path / "passwords.txt"
+    passwords.write_text("A1:kiwi\nB1:pie\n")
+    a1 = folders_of(key, "A1")
+    port, cache = free_port(), tmp_path / "cache"
+    server = start_serve(pkg, answers, port, cache, passwords)
+    try:
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.get_by_label("username").fill("A1")
+        page.get_by_label("password").fill("kiwi")
+        page.get_by_role("button", name="Login").click()
+        heading(page, a1[0])
+        answer(page, truth[a1[0]])
+        saved(page, a1[0])
+        heading(page, a1[1])
+        server.kill()
+        server.wait(timeout=60)
+        server = start_serve(pkg, answers, port, cache, passwords)
+        answer(page, truth[a1[1]])
+        saved(page, a1[1])
+    finally:
+        server.kill()
+        server.wait(timeout=60)
+    assert outside == []
+    sheet = {a.folder: a.raw for a in sheets.read_sheet(answers / "A1.csv")}
+    assert set(sheet) == {a1[0], a1[1]}

@@ -35,7 +35,8 @@ def test_another_annotators_session_hash_opens_nothing_of_theirs(package, tmp_pa
     tasks = read_package(root).tasks
     n_max = max(len(t.clips) for ts in tasks.values() for t in ts)
     n = len(tasks["A1"][0].clips)
-    answer = [None, False, *range(1, n + 1), *[None] * (n_max - n)]  # state, unknown, positions
+    # state, name, the folder shown (A1's first), unknown, positions
+    answer = [None, None, tasks["A1"][0].folder, False, *range(1, n + 1), *[None] * (n_max - n)]
     with served(root, answers, PASSWORDS) as url:
         a1, b1 = logged_in(url, "A1", "kiwi"), logged_in(url, "B1", "pie")
         fn = handlers(a1, url)
@@ -49,7 +50,7 @@ def test_another_annotators_session_hash_opens_nothing_of_theirs(package, tmp_pa
 
         # A1 submits; the answer waits in A1's stream, unread
         saved = join(a1, url, fn["submit"], answer, "a1-page")
-        moved = join(a1, url, fn["next"], [None], "a1-page")
+        moved = join(a1, url, fn["next"], [None, None, None], "a1-page")
         a1_stream = f"{api}/queue/data?session_hash=a1-page"
         assert status_of(b1, a1_stream) == 403  # not read, so not taken from A1
         assert status_of(b1, f"{api}/call/x/{saved}") == 403  # the event's stream by its id
@@ -84,3 +85,32 @@ def test_a_url_holding_a_nul_byte_is_refused(package, tmp_path, passwords):
             assert 400 <= status_of(a1, bad) < 500, path
         query = urllib.parse.urlencode({"session_hash": "a\x00b"})
         assert 400 <= status_of(a1, f"{url}/gradio_api/queue/data?{query}") < 500
+
+
+def test_the_guard_reads_a_login_cookie_as_gradio_does():
+    """One request, one user, for the guard and for Gradio alike: the same parser over the
+    same headers, the secure cookie first even when it names no login."""
+    from starlette.requests import Request
+
+    from splice_eval.human.app.guard import logged_in_user
+
+    class App:
+        cookie_id = "c"
+        tokens = {"tok-a": "A1", "tok-b": "B1"}
+
+    def gradio_user(scope):  # gradio/routes.py get_current_user, as pinned
+        cookies = Request(scope).cookies
+        token = cookies.get("access-token-c") or cookies.get("access-token-unsecure-c")
+        return App.tokens.get(token)
+
+    headers = [
+        [(b"cookie", b"access-token-c=tok-a")],
+        [(b"cookie", b"access-token-c=tok-a"), (b"cookie", b"access-token-c=tok-b")],
+        [(b"cookie", b"access-token-c=nobody; access-token-unsecure-c=tok-b")],
+        [(b"cookie", b'x="unterminated; access-token-unsecure-c=tok-b')],
+        [(b"cookie", b"access-token-unsecure-c=tok-b")],
+        [],
+    ]
+    for h in headers:
+        scope = {"type": "http", "headers": h, "app": App()}
+        assert logged_in_user(scope) == gradio_user(scope), h
