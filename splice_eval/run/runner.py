@@ -30,8 +30,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
@@ -51,6 +49,7 @@ from splice_eval.run.chat import (
 )
 from splice_eval.run.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.run.local import options as local_options
+from splice_eval.run.progress import RowProgress
 from splice_eval.run.resume import is_answered
 from splice_eval.run.sampling import FrameSpec
 from splice_eval.scoring import question_scores
@@ -390,7 +389,7 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}
-    bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
+    bar = RowProgress(rows_total(rows, args.limit))
     try:
         predictions, stats = run_jobs(
             iter_jobs(rows, settings, references),
@@ -399,11 +398,12 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
             config=args.config,
             model=args.model,
             concurrency=concurrency,
-            progress=lambda _pred: bar.update(),
+            progress=lambda _pred, resumed: bar.update(resumed),
             metadata=metadata,
         )
     except KeyboardInterrupt:
         ignore_further_interrupts()
+        bar.close()  # the bar's line ends before the message
         print(
             f"splice run: interrupted; the answers already in are kept in {args.out}; run the "
             "same command again to resume.",
@@ -437,6 +437,16 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
         scores = scoring.score_run(run, references, random_baseline=True)
         print(summarize(run, scores, args.out, args.data))
     return 1 if stats.errors else 0
+
+
+def rows_total(rows: Any, limit: int | None) -> int | None:
+    """The rows a run goes through, from the build's card (None: unknown)."""
+    splits = getattr(getattr(rows, "info", None), "splits", None) or {}
+    known = [s.num_examples for s in splits.values()]
+    total = sum(known) if known and all(known) else None
+    if limit is not None:
+        return limit if total is None else min(total, limit)
+    return total
 
 
 def _frame_cache(args: argparse.Namespace) -> frame_cache.FrameCache | None:
