@@ -152,6 +152,11 @@ def _local(board: str) -> Path:
 def run_init(args: argparse.Namespace) -> int:
     board = _local(args.board)
     names = [n for n in args.baselines.split(",") if n]
+    print(
+        f"splice leaderboard init: seeding {board} from {args.data}: the paper's rows, random "
+        f"(exact), then scoring the baselines ({', '.join(names) or 'none'}) on the build",
+        flush=True,
+    )
     videos, build_id = init_board(
         board,
         args.data,
