@@ -293,7 +293,13 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
 
-        every = read_runs(files, per_file=True, orders=answers.references, check=check)
+        every = read_runs(
+            files,
+            per_file=True,
+            orders=answers.references,
+            check=check,
+            build=f"--data {args.data}",
+        )
         runs = [r for r in every if r.format == splice_formats.ORDER]
         asked = score_questions_of([r for r in every if r.format != splice_formats.ORDER], answers)
         results = [
