@@ -36,6 +36,16 @@ def clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
+def rows_total(rows: Any, limit: int | None) -> int | None:
+    """The rows a run goes through, from the build's card (None: unknown)."""
+    splits = getattr(getattr(rows, "info", None), "splits", None) or {}
+    known = [s.num_examples for s in splits.values()]
+    total = sum(known) if known and all(known) else None
+    if limit is not None:
+        return limit if total is None else min(total, limit)
+    return total
+
+
 class RowProgress:
     """``update`` once per row; ``close`` ends the bar's line (before any message after it)
     or stops the clock."""

@@ -49,7 +49,7 @@ from splice_eval.run.chat import (
 )
 from splice_eval.run.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.run.local import options as local_options
-from splice_eval.run.progress import RowProgress
+from splice_eval.run.progress import RowProgress, rows_total
 from splice_eval.run.resume import is_answered
 from splice_eval.run.sampling import FrameSpec
 from splice_eval.scoring import question_scores
@@ -437,16 +437,6 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
         scores = scoring.score_run(run, references, random_baseline=True)
         print(summarize(run, scores, args.out, args.data))
     return 1 if stats.errors else 0
-
-
-def rows_total(rows: Any, limit: int | None) -> int | None:
-    """The rows a run goes through, from the build's card (None: unknown)."""
-    splits = getattr(getattr(rows, "info", None), "splits", None) or {}
-    known = [s.num_examples for s in splits.values()]
-    total = sum(known) if known and all(known) else None
-    if limit is not None:
-        return limit if total is None else min(total, limit)
-    return total
 
 
 def _frame_cache(args: argparse.Namespace) -> frame_cache.FrameCache | None:
