@@ -312,6 +312,9 @@ def _check_local(args: argparse.Namespace) -> None:
         raise UserError("--frames applies to a video config (got --config text)")
     if args.probe != probes.NONE and args.config == "text":
         raise UserError(f"--probe {args.probe} changes sampled frames: it needs a video config")
+    from splice_eval.run.local.load import check_model_reachable
+
+    check_model_reachable(args.model)  # at once: before the rows' and the backend's imports
 
 
 def _check_endpoint(args: argparse.Namespace) -> None:

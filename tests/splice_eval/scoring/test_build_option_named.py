@@ -28,4 +28,4 @@ def test_leaderboard_add_names_the_board_not_data(demo_build, tmp_path):
 
 def test_score_still_names_data(demo_build, tmp_path):
     done = run_splice("score", _elsewhere(tmp_path / "p.jsonl"), "--data", demo_build)
-    assert_one_line(done, f"--data {demo_build}", "none of its 2 videos")
+    assert_one_line(done, "is --data the build", "none of its 2 videos")
