@@ -33,7 +33,9 @@ def uv_pin() -> str:
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.monotonic()
-    subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-3000:]}")
     return time.monotonic() - start
 
 
