@@ -116,7 +116,7 @@ $(STAMP): $(CORE_STAMP)
 	touch $(STAMP)
 
 demo: $(CORE_STAMP)
-	@echo "== make: splice demo (build, load, score; into ./splice-data)"
+	@echo "== make: splice demo (build, load, score; into ./splice-data, its board ./splice-data-board)"
 	$(VENV)/bin/splice demo
 	@echo "== make: the splice command lives in $(VENV): run $(VENV)/bin/splice --help, or first: source $(VENV)/bin/activate"
 
