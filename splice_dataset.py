@@ -396,14 +396,9 @@ def question_rows(
         asked = {c: row[c] for c in MODEL_FACING[config] if c not in _PER_CLIP}
         asked.update({c: [row[c][k - 1] for k in shown] for c in _PER_CLIP if c in row})
         asked[NUM_CLIPS] = len(shown)
-        asked.update(
-            {
-                QUESTION_ID: q.question_id,
-                LABELS: list(shown),
-                OPTIONS: [list(o) for o in q.options],
-                ANSWER: {"option": q.answer, "num_options": len(q.options)},
-            }
-        )
+        asked.update({QUESTION_ID: q.question_id, LABELS: list(shown)})
+        asked[OPTIONS] = [list(o) for o in q.options]
+        asked[ANSWER] = {"option": q.answer, "num_options": len(q.options)}
         out.append({c: asked[c] for c in question_columns(config)})
     return out
 

@@ -147,7 +147,7 @@ def footage_folder(
     shifts every row group, for bench/dedup.py). ``write_kwargs`` go to ``write_dataset``.
     """
     from splice_build.output.card import Provenance, write_card
-    from splice_build.output.write import write_dataset
+    from splice_build.output.writing.write import write_dataset
     from splice_build.records import Clip, CutSettings, ShuffledVideo, Step, VideoEntry
 
     if pool is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import splice_dataset as schema
-from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts
+from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.running.executors import add_workers_argument
 from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
 from splice_build.running.report import REPORT_TXT, load_report
@@ -176,18 +176,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--board",
         type=Path,
-        default=Path("splice-board"),
+        default=None,
         help="leaderboard of the demo build, with its baselines and the paper's rows "
-        "(default: %(default)s; an existing folder is left as it is)",
+        "(default: <out>-board; a board already there is left as it is)",
     )
+
+
+def board_of(out: Path) -> Path:
+    """The demo's board beside its build, named after it as its work folder is: every
+    build gets its own (a board of one build refuses another build's answers)."""
+    return out.with_name(out.name + "-board")
+
+
+def refuse_through_files(option: str, given: Path) -> None:
+    """One line when ``given`` (a folder the demo writes) is, or lies under, a regular file:
+    before anything is rendered."""
+    for path in (given, *given.parents):
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{option} {given}: {path} is a file, not a folder; choose another")
+
+
+def check_board(board: Path) -> None:
+    """Refuse, before building, a ``--board`` the demo could neither make nor point at: a
+    file (or a path through one), or a folder holding something other than a board."""
+    from splice_eval.leaderboard import store
+
+    refuse_through_files("--board", board)
+    if board.is_dir() and any(board.iterdir()) and not (board / store.BOARD_FILE).is_file():
+        raise UserError(
+            f"--board {board}: a folder that is not a board (no {store.BOARD_FILE}); "
+            "choose another folder"
+        )
 
 
 def make_board(board: Path, out: Path) -> str:
     """The demo's leaderboard (its baselines and the paper's rows) and how to open it; a
-    folder already there is never replaced (it is a board the user may have added to)."""
+    board already there is never replaced (the user may have added to it), and pointed at
+    only when it ranks this build."""
+    from splice_build.output.card_reader import read_card
+    from splice_eval.leaderboard import store
     from splice_eval.leaderboard.command import init_board, open_hint
 
     if board.exists() and any(board.iterdir()):
+        ranked = store.read_config(board).build_id
+        built = read_card(out).build_id
+        if ranked != built:
+            return (
+                f"Leaderboard: {board}/ ranks another build ({ranked}, this one is {built}): "
+                f"left as it is, and no board made; for this build's: splice demo --out "
+                f"{out} --board NEW-FOLDER"
+            )
         return f"Leaderboard: {board}/ exists, left as it is. {open_hint(board)}"
     videos, _ = init_board(board, str(out), baselines=("random", "identity", "taxonomy-prior"))
     return (
@@ -201,6 +239,11 @@ def run(args: argparse.Namespace) -> int:
         from splice_build.demo import source_demo
 
         return source_demo.run(args)
+    work = args.work or args.out.with_name(args.out.name + "-work")
+    board = args.board or board_of(args.out)
+    refuse_through_files("--out", args.out)
+    refuse_through_files("--work", work)
+    check_board(board)
     entries = len(ingest.load_annotations(demo_annotations_path()).entries)
     print(
         f"splice demo: building {args.out}/ from {entries} real COIN annotation entries "
@@ -208,7 +251,6 @@ def run(args: argparse.Namespace) -> int:
         "validate, then load and score",
         flush=True,
     )
-    work = args.work or args.out.with_name(args.out.name + "-work")
     try:
         out = build_demo(args.out, work, args.workers, progress=True, seed=args.seed)
     except KeyboardInterrupt:
@@ -236,6 +278,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print(_score_table(scores))
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")
-    print(f"\nsplice demo: scoring the baselines for the leaderboard {args.board}/", flush=True)
-    print(make_board(args.board, out))
+    print(f"\nsplice demo: scoring the baselines for the leaderboard {board}/", flush=True)
+    print(make_board(board, out))
     return 0

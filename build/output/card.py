@@ -45,8 +45,8 @@ from splice_build.output.provenance import (
     provenance_block,
     provenance_json,
 )
-from splice_build.output.shards import WriteResult
 from splice_build.output.stats import BIN_LABELS, BuildStats, compute_stats
+from splice_build.output.writing.shards import WriteResult
 from splice_build.sources.base import SourceCard
 from splice_dataset import (
     CLIP_CONFIGS,

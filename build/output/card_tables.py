@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from splice_build.output.stats import BIN_LABELS, BuildStats
+from splice_build.plural import counted
 from splice_dataset import WRITTEN_CONFIGS, features
 
 TABLE1_HEADER = ("# of Clips", "# of Videos", "Average Duration (s)")
@@ -79,8 +80,9 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def stats_summary(stats: BuildStats) -> str:
     """The card's statistics sentence (``splice validate`` recomputes it from the rows)."""
     return (
-        f"{stats.videos} videos from {len(stats.domains)} domain(s) and {stats.tasks} "
-        f"task(s), segmented into {stats.clips} clips; {stats.duration / 3600:.2f} hours of "
+        f"{counted(stats.videos, 'video')} from {counted(len(stats.domains), 'domain')} "
+        f"and {counted(stats.tasks, 'task')}, segmented into {counted(stats.clips, 'clip')}; "
+        f"{stats.duration / 3600:.2f} hours of "
         "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
     )
 

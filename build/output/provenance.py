@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from splice_build.output.shards import WriteResult
+from splice_build.output.writing.shards import WriteResult
 from splice_build.sources.base import SourceCard
 from splice_build.stages import ingest
 from splice_dataset import WRITTEN_CONFIGS, shard_dir

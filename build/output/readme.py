@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 
 from splice_build.output import card
-from splice_build.output.shards import WriteResult
 from splice_build.output.stats import VideoStats
+from splice_build.output.writing.shards import WriteResult
 from splice_build.records import CutSettings
 from splice_build.stages import ingest, select
 from splice_dataset import SPLIT

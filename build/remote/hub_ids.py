@@ -23,8 +23,10 @@ from splice_build.remote.upload_plan import UploadFile
 # are data.
 TEXT_SUFFIXES = (".md", ".py", ".txt", ".json", ".yaml", ".yml")
 MAX_TEXT_BYTES = 1_000_000
+# The placeholders' organisation (``ORG``): never a real upload's.
+PLACEHOLDER_ORG = DATASET_PLACEHOLDER.split("/")[0]
 # Any id of the placeholder organisation, ended where an id's characters end.
-_LEFTOVER = re.compile(r"(?<![\w.-])ORG/[\w.-]*[\w]")
+_LEFTOVER = re.compile(rf"(?<![\w.-]){re.escape(PLACEHOLDER_ORG)}/[\w.-]*[\w]")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +28,7 @@ from splice_build.errors import UserError
 from splice_build.output.card_reader import read_card
 from splice_build.output.validate import validate_report
 from splice_build.remote.hub_ids import (
+    PLACEHOLDER_ORG,
     Filled,
     HubIds,
     fill_files,
@@ -129,7 +131,7 @@ def publish_dataset(
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
-    check_repo_id(repo_id)
+    check_ids(repo_id, ("--metric-repo-id", metric_repo_id), code_url)
     if read_card(folder).stand_in:
         if not allow_stand_in:
             raise UserError(
@@ -258,7 +260,7 @@ def publish_metric(
 ) -> int:
     """Check the metric folder and (unless ``dry_run``) upload it as a Gradio Space."""
     out = out or sys.stdout
-    check_repo_id(repo_id)
+    check_ids(repo_id, ("--dataset-repo-id", dataset_repo_id), code_url)
     folder = Path(metric_dir) if metric_dir is not None else default_metric_dir()
     files = plan_upload(folder, METRIC_ALLOW_PATTERNS, METRIC_IGNORE_PATTERNS)
     ids = HubIds(dataset_repo_id or sibling(repo_id, "splice"), repo_id, code_url)
@@ -342,10 +344,36 @@ def run_publish_metric(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
 
 
-def check_repo_id(repo_id: str) -> None:
+def check_repo_id(repo_id: str, option: str = "--repo-id") -> None:
+    """ORG/NAME, and not the docs' placeholder organisation: the cards name ``ORG/...``
+    until an upload writes the real id in, so that id would be sent as it is."""
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts):
         raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME")
+    if parts[0] == PLACEHOLDER_ORG:
+        raise UserError(
+            f"{option} {repo_id}: {PLACEHOLDER_ORG} is the docs' placeholder organisation; "
+            f"give your own Hub user or organisation (e.g. your-name/{parts[1]})"
+        )
+
+
+def check_ids(repo_id: str, other: tuple[str, str | None], code_url: str | None) -> None:
+    """Every id and URL an upload writes into its files, before anything is read."""
+    check_repo_id(repo_id)
+    if other[1] is not None:
+        check_repo_id(other[1], other[0])
+    if code_url is not None:
+        check_code_url(code_url)
+
+
+def check_code_url(url: str) -> None:
+    """An http(s) URL with a host: the card links it as the code's repository."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise UserError(
+            f"--code-url {url}: not an http(s) URL (the code's public repository, e.g. "
+            "https://github.com/you/splice)"
+        )
 
 
 def add_code_url(parser: argparse.ArgumentParser) -> None:

@@ -19,10 +19,11 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 from splice_build.errors import UserError, disk_error
-from splice_build.output import validate, write
+from splice_build.output import validate
 from splice_build.output.clip_verdict import VerifiedClips
-from splice_build.output.shards import WriteResult
 from splice_build.output.validate.progress import Runner
+from splice_build.output.writing import write
+from splice_build.output.writing.shards import WriteResult
 from splice_build.plural import counted
 from splice_build.records import ShuffledVideo, Skip
 from splice_build.running import ownership
@@ -148,7 +149,7 @@ def _write_output(
     written = write.write_dataset(shown("shards"), staging, max_shard_bytes=max_shard_bytes)
     sections = []
     if format == "both":
-        from splice_build.output.write_webdataset import card_section, write_webdataset
+        from splice_build.output.writing.write_webdataset import card_section, write_webdataset
 
         say("writing the WebDataset shards")
         tars = write_webdataset(shown("webdataset"), staging)

@@ -28,9 +28,10 @@ from tqdm.auto import tqdm
 
 import splice_dataset as schema
 from splice_build.errors import UserError, ignore_further_interrupts, stop_exit, stop_words
-from splice_build.output import card, validate, write
+from splice_build.output import card, validate
 from splice_build.output.clip_verdict import VerifiedClip, VerifiedClips
-from splice_build.output.shards import WriteResult
+from splice_build.output.writing import write
+from splice_build.output.writing.shards import WriteResult
 from splice_build.plural import counted
 from splice_build.records import (
     COVERAGE_TOLERANCE,

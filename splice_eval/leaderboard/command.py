@@ -179,6 +179,12 @@ def _local(board: str) -> Path:
 def run_init(args: argparse.Namespace) -> int:
     board = _local(args.board)
     names = None if args.baselines is None else [n for n in args.baselines.split(",") if n]
+    which = "those the build's source allows" if names is None else ", ".join(names) or "none"
+    print(
+        f"splice leaderboard init: seeding {board} from {args.data}: the reference rows, random "
+        f"(exact), then scoring the baselines ({which}) on the build",
+        flush=True,
+    )
     videos, build_id = init_board(
         board,
         args.data,

@@ -148,7 +148,9 @@ def score_files(
 
     refs = videos.references
     try:
-        runs = read_runs(files, per_file=False, orders=refs, check=lambda r: None)
+        runs = read_runs(
+            files, per_file=False, orders=refs, check=lambda r: None, build=f"board {board}'s build"
+        )
     except UserError as exc:
         raise UserError(_renamed(str(exc), files, shown_names)) from None
     notes = _check_build(runs, videos, board)

@@ -70,7 +70,9 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         *(f"**Build check.** {note}\n" for note in report.get("build_notes", ())),
         f"`{RANDOM_ROW}` is the metric's exact expectation of uniformly random orders for this "
         "build's clip counts. Edit distance is absolute (lower is better); the other metrics "
-        "are means in [0, 1]. Intervals are the metric's seeded 95% bootstrap intervals.",
+        "are means in [0, 1] in the paper's table layouts and percentages (%) in the "
+        "breakdowns, as each heading says. Intervals are the metric's seeded 95% bootstrap "
+        "intervals.",
         "",
         "## Coverage",
         "",
@@ -86,15 +88,15 @@ def render_markdown(report: dict, figures: dict[str, str], sources: Sequence[str
         "",
         _settings_table(runs),
         "",
-        "## Binary and Hamming accuracy (layout of Table 2)",
+        "## Binary and Hamming accuracy (layout of Table 2; fractions in [0, 1])",
         "",
         _metric_table(report, PAPER_METRICS[:2]),
         "",
-        "## All metrics (layout of Table 5)",
+        "## All metrics (layout of Table 5; fractions in [0, 1], edit distance absolute)",
         "",
         _metric_table(report, PAPER_METRICS),
         "",
-        "## Binary accuracy by number of clips (Fig. 2, Fig. 7)",
+        "## Binary accuracy (%) by number of clips (Fig. 2, Fig. 7)",
         "",
         _clips_table(report),
     ]

@@ -83,7 +83,7 @@ def run_jobs(
     config: str,
     model: str,
     concurrency: int = 4,
-    progress: Callable[[Prediction], None] | None = None,
+    progress: Callable[[Prediction, bool], None] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> tuple[list[Prediction], RunStats]:
     """Ask every job not yet answered in ``out``; returns the file's final predictions.
@@ -165,7 +165,7 @@ class _JobLoop:
         config: str,
         model: str,
         previous: dict[str, Prediction],
-        progress: Callable[[Prediction], None] | None,
+        progress: Callable[[Prediction, bool], None] | None,
     ) -> None:
         self.caller, self.config, self.model, self.progress = caller, config, model, progress
         self.results = previous
@@ -190,6 +190,8 @@ class _JobLoop:
                 self.order_of_ids.append(job.video_id)
                 if job.video_id in self.done:
                     self.stats.skipped += 1
+                    if self.progress is not None:  # resumed: counted, not timed
+                        self.progress(self.results[job.video_id], True)
                     continue
                 self.pending.add(pool.submit(self.work, job))
                 self.drain(fh, 2 * concurrency - 1)  # bounded: never build every request up front
@@ -305,7 +307,7 @@ class _JobLoop:
         elif pred.order is None:
             self.stats.unparsed += 1
         if self.progress is not None:
-            self.progress(pred)
+            self.progress(pred, False)
 
 
 # --- rows -> jobs ---------------------------------------------------------------------------

@@ -30,8 +30,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 import splice_dataset as schema
 import splice_formats
 from splice_build.cli import float_in, int_at_least
@@ -51,6 +49,7 @@ from splice_eval.run.chat import (
 )
 from splice_eval.run.jobs import RunSettings, iter_jobs, load_rows, run_jobs
 from splice_eval.run.local import options as local_options
+from splice_eval.run.progress import RowProgress, rows_total
 from splice_eval.run.resume import is_answered
 from splice_eval.run.sampling import FrameSpec
 from splice_eval.scoring import question_scores
@@ -313,6 +312,9 @@ def _check_local(args: argparse.Namespace) -> None:
         raise UserError("--frames applies to a video config (got --config text)")
     if args.probe != probes.NONE and args.config == "text":
         raise UserError(f"--probe {args.probe} changes sampled frames: it needs a video config")
+    from splice_eval.run.local.load import check_model_reachable
+
+    check_model_reachable(args.model)  # at once: before the rows' and the backend's imports
 
 
 def _check_endpoint(args: argparse.Namespace) -> None:
@@ -390,7 +392,7 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
         file=sys.stderr,
     )
     references: dict[str, list[int]] = {}
-    bar = tqdm(desc="rows answered", unit="row", total=args.limit, disable=None, file=sys.stderr)
+    bar = RowProgress(rows_total(rows, args.limit))
     try:
         predictions, stats = run_jobs(
             iter_jobs(rows, settings, references),
@@ -399,11 +401,12 @@ def _run(args: argparse.Namespace, sleep: Callable[[float], None] | None) -> int
             config=args.config,
             model=args.model,
             concurrency=concurrency,
-            progress=lambda _pred: bar.update(),
+            progress=lambda _pred, resumed: bar.update(resumed),
             metadata=metadata,
         )
     except KeyboardInterrupt as stop:
         ignore_further_interrupts()
+        bar.close()  # the bar's line ends before the message
         print(
             f"splice run: {stop_words(stop)}; the answers already in are kept in {args.out}; "
             "run the same command again to resume.",

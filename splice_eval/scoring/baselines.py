@@ -41,6 +41,7 @@ import numpy as np
 
 import splice_dataset as schema
 import splice_formats
+import splice_metric
 from splice_build.errors import UserError, as_user_error, output_path, read_bytes
 from splice_build.output.card_reader import read_card
 from splice_build.output.card_tables import markdown_table
@@ -50,7 +51,7 @@ from splice_eval.builddata import iter_rows
 from splice_eval.predictions import Prediction, project_version, write_predictions
 from splice_eval.run import prompts, sampling
 from splice_eval.scoring import written_order
-from splice_metric import PAPER_METRICS, parse_order, score
+from splice_metric import parse_order
 from splice_metric.questions import answer_text, read_answer
 
 NAMES = ("random", "identity", "taxonomy-prior", "visual-similarity")
@@ -269,10 +270,11 @@ def taxonomy_prior_on_coin(database: Mapping, seed: int = 0) -> list[PriorCase]:
 def score_cases(cases: Iterable[PriorCase]) -> dict[str, dict[str, float]]:
     """Mean binary/Hamming/LCS/edit overall and by clip count, from the metric."""
     cases = list(cases)
-    result = score([c.prediction for c in cases], [c.reference for c in cases])
+    # the metric module's names load on first use: they import `evaluate` (seconds)
+    result = splice_metric.score([c.prediction for c in cases], [c.reference for c in cases])
     cells = {"all": result, **{str(n): cell for n, cell in result["by_num_clips"].items()}}
     return {
-        key: {"videos": cell["count"], **{m: cell[m] for m in PAPER_METRICS}}
+        key: {"videos": cell["count"], **{m: cell[m] for m in splice_metric.PAPER_METRICS}}
         for key, cell in cells.items()
     }
 
@@ -361,6 +363,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_coin(args: argparse.Namespace) -> int:
     if args.name != "taxonomy-prior":
         raise UserError("--coin works with taxonomy-prior only")
+    print(
+        f"splice baseline taxonomy-prior: ordering the videos of {args.coin} by their steps' "
+        "positions in COIN's task step lists, then scoring them",
+        flush=True,
+    )
     data = parse_annotation_json(read_bytes(args.coin, "annotation file"), args.coin)
     if not isinstance(data, dict):
         raise UserError(f'{args.coin}: no "database" object; expected COIN.json format')
@@ -386,7 +393,7 @@ def _run_coin(args: argparse.Namespace) -> int:
 
 def markdown_prior_table(scores: Mapping[str, Mapping[str, float]]) -> str:
     rows = [
-        [key, str(s["videos"]), *(f"{s[m]:.4f}" for m in PAPER_METRICS)]
+        [key, str(s["videos"]), *(f"{s[m]:.4f}" for m in splice_metric.PAPER_METRICS)]
         for key, s in scores.items()
     ]
     return markdown_table(("clips", "videos", "binary", "Hamming", "LCS", "edit"), rows)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import splice_metric  # its metric names load on first use: they import evaluate (and torch)
 from splice_eval.run.probes import NONE
 from splice_eval.scoring.runs import Run, score_run
-from splice_metric import PAPER_METRICS
 
 SENTENCE_METRIC = "hamming_accuracy"
 CONFIDENCE = 0.95
@@ -83,7 +83,9 @@ def per_video(run: Run, references: Mapping[str, Sequence[int]]) -> dict[str, np
     """Each metric's value per reference video (in the references' order), from the metric."""
     result = score_run(run, references, groups=list(references))
     cells = [result["by_group"][vid] for vid in references]
-    return {m: np.array([cell[m] for cell in cells], dtype=float) for m in PAPER_METRICS}
+    return {
+        m: np.array([cell[m] for cell in cells], dtype=float) for m in splice_metric.PAPER_METRICS
+    }
 
 
 def paired_interval(
@@ -108,7 +110,7 @@ def compare(
     a, b = per_video(none, references), per_video(probed, references)
     rng = np.random.default_rng(seed)
     changes = []
-    for metric in PAPER_METRICS:
+    for metric in splice_metric.PAPER_METRICS:
         diffs = b[metric] - a[metric]
         lo, hi = paired_interval(diffs, iterations, rng)
         changes.append(
@@ -177,9 +179,6 @@ def table_rows(comparisons: Sequence[ProbeComparison]) -> list[list[str]]:
     return rows
 
 
-TABLE_HEAD = ("Model", "Config", "Probe", *(METRIC_WORDS[m] for m in PAPER_METRICS))
-
-
 def markdown_section(comparisons: Sequence[dict]) -> list[str]:
     """The report's probe section, from ``report.json``'s ``probes`` entries."""
     from splice_build.output.card_tables import markdown_table
@@ -203,7 +202,10 @@ def markdown_section(comparisons: Sequence[dict]) -> list[str]:
         "probed (probed − none [paired bootstrap 95% interval, videos resampled for both "
         "runs]). Edit distance is lower-is-better.",
         "",
-        markdown_table(TABLE_HEAD, table_rows(objects)),
+        markdown_table(
+            ("Model", "Config", "Probe", *(METRIC_WORDS[m] for m in splice_metric.PAPER_METRICS)),
+            table_rows(objects),
+        ),
         "",
         *(f"- {sentence(c)}" for c in objects),
     ]

@@ -147,18 +147,19 @@ class Run:
         return sorted(set(self.orders) - set(references))
 
 
-def not_in_build(run: Run, references: Mapping[str, Any]) -> list[str]:
+def not_in_build(run: Run, references: Mapping[str, Any], build: str = "--data") -> list[str]:
     """THE rule of ``splice score`` and ``splice report`` for a run's rows of videos (or
     questions) the build does not hold: they are left out of the scores and counted ("not
     in build"), so a run made on a larger build (the full release) scores on a subset of
     it; a run with none of its rows in the build is refused, naming the file: that is the
-    wrong build (or file), and every score would be nothing but missing videos."""
+    wrong build (or file), and every score would be nothing but missing videos. ``build``
+    names the build as the command takes it (``--data DIR``; the leaderboard's board)."""
     extra = run.not_in(references)
     if extra and len(extra) == len(run.orders):
         what = "videos" if run.format == splice_formats.ORDER else f"{run.format} questions"
         raise UserError(
             f"{run.sources[0].file if run.sources else run.model}: none of its {len(extra)} "
-            f"{what} (model {run.model!r}, config {run.config!r}) is in the build: is --data "
+            f"{what} (model {run.model!r}, config {run.config!r}) is in the build: is {build} "
             "the build these predictions were made on?"
         )
     return extra
@@ -346,6 +347,7 @@ def read_runs(
     per_file: bool,
     orders: Mapping[str, Sequence[int]] | None = None,
     check: Callable[[list[Run]], Any] | None = None,
+    build: str = "--data",
 ) -> list[Run]:
     """The runs in prediction files, in the order they first appear: one per (file, model,
     config, probe, format) with ``per_file``, else one per (model, config, probe, format)
@@ -358,7 +360,7 @@ def read_runs(
     if check is not None:
         check(runs)
     for run in runs if orders is not None else ():
-        not_in_build(run, references_for(run, orders))
+        not_in_build(run, references_for(run, orders), build)
     return runs
 
 

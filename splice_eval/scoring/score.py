@@ -17,6 +17,7 @@ from typing import Any
 
 import splice_dataset as sd
 import splice_formats
+import splice_metric  # its metric names load on first use: they import evaluate (and torch)
 from splice_build.cli import float_in, int_at_least
 from splice_build.errors import UserError, as_user_error, output_path
 from splice_build.output.card_reader import read_card
@@ -39,7 +40,6 @@ from splice_eval.scoring.runs import (
     references_for,
     score_run,
 )
-from splice_metric import RATES
 
 # Table column headers by rate name (the columns follow RATES' order).
 _COLUMNS = {
@@ -132,13 +132,15 @@ def format_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A fixed-width table: one row per cell, count + every metric (+ CI of binary)."""
     with_ci = any("confidence_intervals" in cell for _, cell in rows)
     width = max([len(title)] + [len(name) for name, _ in rows])
-    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(f"{_COLUMNS[m]:>8}" for m in RATES)
+    header = f"{title:<{width}}  {'n':>6}  " + "  ".join(
+        f"{_COLUMNS[m]:>8}" for m in splice_metric.RATES
+    )
     if with_ci:
         header += "  binary CI"
     lines = [header, "-" * len(header)]
     for name, cell in rows:
         line = f"{name:<{width}}  {cell['count']:>6}  " + "  ".join(
-            f"{cell[m]:>8.4f}" for m in RATES
+            f"{cell[m]:>8.4f}" for m in splice_metric.RATES
         )
         if "confidence_intervals" in cell:
             lo, hi = cell["confidence_intervals"]["binary_accuracy"]

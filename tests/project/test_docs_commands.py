@@ -15,6 +15,9 @@ import argparse
 import itertools
 import re
 import shlex
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +141,7 @@ RUNNABLE_BLOCKS = [
     ("docs/question-formats.md", "--format pairwise", None, "Pairwise consistency"),
     ("docs/running-models.md", "--probe blind", "report/report.md", "## Probes"),
     ("docs/scoring.md", "taxonomy-prior --coin", "prior.jsonl", '"model": "taxonomy-prior"'),
+    ("docs/scoring.md", "--out report/", "report/report.md", "identity"),
 ]
 ENDPOINT = "http://localhost:8000/v1"  # the docs' server, replaced by the tests' own
 
@@ -154,12 +158,52 @@ def _scripted_answer(request) -> Reply:
     return good(request)
 
 
+def clone_root(folder):
+    """``folder`` as the clone's root is to git: a repository with the clone's .gitignore, so
+    `git status` there lists what a docs command run in the clone would leave untracked."""
+    shutil.copy(REPO / ".gitignore", folder / ".gitignore")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+
+
+def untracked(folder) -> list[str]:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=folder, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    listed = [line[3:] for line in done.stdout.splitlines()]
+    # the symbolic links are the test's stand-ins for the demo build's folders
+    return [p for p in listed if p != ".gitignore" and not (folder / p).is_symlink()]
+
+
+WRITES = {"--out", "--board", "--work"}  # options naming what a command writes
+
+
+def test_what_documented_commands_write_in_the_clone_is_ignored(tmp_path):
+    """Every relative path a documented command writes (``--out``, ``--board``, ``--work``),
+    run from the clone's root, is ignored by the clone's .gitignore: ``p.jsonl``,
+    ``prior.jsonl`` and ``report/`` were left untracked."""
+    clone_root(tmp_path)
+    written = set()
+    for _, line, _ in COMMANDS:
+        for argv in variants(line):
+            for option, value in zip(argv, argv[1:], strict=False):
+                if option in WRITES and not value.startswith(("/", "..", "-", "ORG", "DIR")):
+                    written.add(value if "." in Path(value).name else value.rstrip("/") + "/x")
+    assert {"report/x", "p.jsonl", "prior.jsonl"} <= written, written
+    for path in written:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x")
+    assert untracked(tmp_path) == []
+
+
 @pytest.mark.parametrize(("doc", "marker", "made", "shows"), RUNNABLE_BLOCKS)
 def test_documented_block_runs_as_written(doc, marker, made, shows, demo_build, tmp_path):
     """Each line of the block, every alternative, exits 0 in order, and its output holds
-    what the page says; a block that reads a file no line of it makes fails here."""
+    what the page says; a block that reads a file no line of it makes fails here; and run
+    from the clone's root, the block leaves `git status` clean."""
     text = (REPO / doc).read_text(encoding="utf-8")
     (block,) = [b for b in block_commands(text) if any(marker in line for _, line in b)]
+    clone_root(tmp_path)
     for name in (DEFAULT_BUILD_DIR, "splice-release"):
         (tmp_path / name).symlink_to(demo_build, target_is_directory=True)
     with FakeOpenAIServer(_scripted_answer, max_requests=2000) as server:
@@ -170,3 +214,4 @@ def test_documented_block_runs_as_written(doc, marker, made, shows, demo_build, 
                 assert done.returncode == 0, f"{doc}:{lineno}: `{line}`: {done.stderr}"
     output = done.stdout if made is None else (tmp_path / made).read_text("utf-8")
     assert shows in output, f"{doc}: the block's output lacks {shows!r}"
+    assert untracked(tmp_path) == [], f"{doc}: the block leaves files git does not ignore"

@@ -83,3 +83,31 @@ def test_probe_sweep_says_what_it_does_run_by_run(tmp_path):
     said = _first(lines, "probe sweep: importing")
     assert said < _first(lines, "probe+cut") < _first(lines, "without cache: 12 runs")
     assert lines[-1].startswith("without cache: run 1/12 (model-a, ")
+
+
+DATASETS_IMPORTED = re.compile(r"^import time:.*\|\s+datasets$")
+GRADIO_IMPORTING = re.compile(r"^import time:.*\|\s+gradio")  # its first module imported
+
+
+def test_taxonomy_prior_on_coin_says_what_it_does_first(tmp_path):
+    """12 s of silence (importing `datasets`, which it never needs, then the scoring)."""
+    argv = [sys.executable, "-X", "importtime", "-m", "splice_build.cli", "baseline"]
+    argv += ["taxonomy-prior", "--coin", "--out", str(tmp_path / "prior.jsonl")]
+    lines = list(_lines(argv, tmp_path))
+    said = _first(lines, "splice baseline taxonomy-prior: ordering")
+    assert said < _first(lines, DATASETS_IMPORTED) < _first(lines, "| 2 |")  # scores by steps
+
+
+def test_leaderboard_init_and_serve_say_what_they_do_first(demo_build, tmp_path):
+    """`init` was silent for 9 s, `serve` for 19 s before its address."""
+    board = tmp_path / "board"
+    argv = [sys.executable, "-m", "splice_build.cli", "leaderboard", "init"]
+    lines = list(_lines([*argv, "--board", str(board), "--data", str(demo_build)], tmp_path))
+    said = _first(lines, "splice leaderboard init: seeding")
+    assert said < _first(lines, f"board {board}:")
+    assert "scoring the baselines" in lines[said]
+    argv = [sys.executable, "-X", "importtime", "-m", "splice_build.cli", "leaderboard", "serve"]
+    argv += ["--board", str(board), "--port", "0"]
+    lines = list(_lines(argv, tmp_path, until="| gradio"))
+    said = _first(lines, "splice leaderboard serve: loading")
+    assert said < _first(lines, GRADIO_IMPORTING)

@@ -22,9 +22,9 @@ from splice_build.output.card import (
 from splice_build.output.card_reader import CardInfo, read_card
 from splice_build.output.identity import BuildDigests, build_id
 from splice_build.output.release_manifest import MANIFEST, ORIGIN, sha256_text
-from splice_build.output.shards import WriteResult
 from splice_build.output.stats import compute_stats
 from splice_build.output.validate.problems import Problem
+from splice_build.output.writing.shards import WriteResult
 from splice_build.stages.ingest import BUNDLED_ANNOTATIONS, bundled_sha256
 from splice_dataset import (
     CARD,

@@ -16,7 +16,6 @@ from splice_build.output.card_reader import CardInfo, read_card
 from splice_build.output.clip_verdict import ClipRule, VerifiedClips
 from splice_build.output.identity import BuildDigests, RowsDigest, row_digest
 from splice_build.output.release_manifest import MANIFEST, ReleaseManifest, read_manifest
-from splice_build.output.shards import ShardInfo, WriteResult
 from splice_build.output.validate.card_checks import check_card, check_identity, recorded_tolerance
 from splice_build.output.validate.full_config import check_full_config, full_parts
 from splice_build.output.validate.layout import (
@@ -32,6 +31,7 @@ from splice_build.output.validate.progress import ClipProgress, Runner
 from splice_build.output.validate.projections import check_against_full
 from splice_build.output.validate.questions import QuestionsCheck
 from splice_build.output.validate.tars import TarCheck, check_tars, list_tars
+from splice_build.output.writing.shards import ShardInfo, WriteResult
 from splice_build.records import COVERAGE_TOLERANCE
 from splice_build.stages.clipcheck import TOLERANCE_FRAMES
 from splice_dataset import (

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from splice_build.output.shards import ShardInfo, shard_info
 from splice_build.output.validate.parts import Part, PartResult, parts_of
 from splice_build.output.validate.problems import Problem
-from splice_build.output.write import TMP_PREFIX
+from splice_build.output.writing.shards import ShardInfo, shard_info
+from splice_build.output.writing.write import TMP_PREFIX
 from splice_dataset import SHARD_NAME_RE, columns, features, shard_dir
 
 

@@ -29,7 +29,7 @@ from splice_build.output.release_manifest import (
     ReleaseManifest,
     sha256_text,
 )
-from splice_build.output.write import WriteResult
+from splice_build.output.writing.write import WriteResult
 from splice_build.plural import counted
 from splice_build.records import CutSettings, Skip
 from splice_build.remote.release.convert import (

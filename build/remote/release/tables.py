@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from splice_build.output import card, stats
 from splice_build.output.release_manifest import MANIFEST
-from splice_build.output.write import WriteResult
+from splice_build.output.writing.write import WriteResult
 from splice_build.remote.release.fetch import HUB_REPO
 
 PAPER_VIDEOS, PAPER_CLIPS = 3381, 11423  # Table 1's caption

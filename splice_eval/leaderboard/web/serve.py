@@ -30,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from splice_build.errors import require
 
+    print(
+        f"splice leaderboard serve: loading the page's libraries (Gradio, matplotlib) and "
+        f"the board {args.board}; its address follows",
+        flush=True,
+    )
     # the extra's one-line refusal, before the board is read
     for module in ("gradio", "matplotlib"):
         require(module, "leaderboard", "splice leaderboard serve")

@@ -13,7 +13,8 @@ from splice_eval.run.local.backend import LocalModel
 
 
 def open_local(args: Any) -> LocalModel:
-    """Load ``args.model`` with the backend ``args.backend`` names."""
+    """Load ``args.model`` with the backend ``args.backend`` names (``splice run`` has
+    checked it is reachable before reading the build: `check_model_reachable`)."""
     check_model_reachable(args.model)
     if args.backend == options.VLLM:
         from splice_eval.run.local.vllm_backend import open_vllm

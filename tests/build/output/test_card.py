@@ -25,7 +25,7 @@ from splice_build.output.card import (
     write_card,
 )
 from splice_build.output.stats import BIN_LABELS, VideoStats, compute_stats, duration_bin
-from splice_build.output.write import write_dataset
+from splice_build.output.writing.write import write_dataset
 from splice_dataset import (
     CONFIGS,
     DEFAULT_CONFIG,
@@ -223,7 +223,7 @@ def _hub_cards(built: Path, tiny_videos) -> dict[str, str]:
     from dataclasses import replace
 
     from splice_build.output.card import ReleaseSource
-    from splice_build.output.write_webdataset import card_section
+    from splice_build.output.writing.write_webdataset import card_section
     from splice_build.remote.release.tables import release_intro, release_sections
 
     written = write_dataset(tiny_videos, built.parent / "again")

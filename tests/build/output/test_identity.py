@@ -66,7 +66,7 @@ def test_the_identity_follows_the_rows_not_the_bytes(demo_build, tmp_path):
     one caption changed changes it."""
     import pyarrow.parquet as pq
 
-    from splice_build.output.shards import WriteResult, shard_info
+    from splice_build.output.writing.shards import WriteResult, shard_info
 
     out = tmp_path / "copy"
     shutil.copytree(demo_build, out)

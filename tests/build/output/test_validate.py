@@ -18,7 +18,7 @@ import pytest
 from splice_build.cli import main
 from splice_build.output.card import Provenance, write_card
 from splice_build.output.validate import Problem, validate, validate_report
-from splice_build.output.write import write_dataset
+from splice_build.output.writing.write import write_dataset
 from splice_dataset import (
     TEXT_QUESTION_CONFIGS,
     WRITTEN_CONFIGS,

@@ -18,10 +18,10 @@ import pytest
 
 from splice_build.cli import main
 from splice_build.output.card import Provenance, write_card
-from splice_build.output.shards import WriteResult, shard_info
 from splice_build.output.validate import validate
-from splice_build.output.write import write_dataset
-from splice_build.output.write_webdataset import write_webdataset
+from splice_build.output.writing.shards import WriteResult, shard_info
+from splice_build.output.writing.write import write_dataset
+from splice_build.output.writing.write_webdataset import write_webdataset
 from splice_build.remote.upload_plan import plan_upload
 from splice_dataset import SPLIT, WRITTEN_CONFIGS, shard_files, shard_name
 

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Features, List, Video
 
-from splice_build.output.parquet_options import CDC_OPTIONS, parquet_options
-from splice_build.output.write import ShardWriter, write_dataset
+from splice_build.output.writing.parquet_options import CDC_OPTIONS, parquet_options
+from splice_build.output.writing.write import ShardWriter, write_dataset
 from splice_dataset import (
     CLIP_CONFIGS,
     CONFIGS,

@@ -14,8 +14,8 @@ import pytest
 import webdataset as wds
 
 import splice_dataset as schema
-from splice_build.output.rows import video_row
-from splice_build.output.write_webdataset import (
+from splice_build.output.writing.rows import video_row
+from splice_build.output.writing.write_webdataset import (
     card_section,
     clip_member_field,
     tar_shard_name,

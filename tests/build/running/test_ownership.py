@@ -291,7 +291,7 @@ def _encode(path: Path, frames: int, size: tuple[int, int], rate: Fraction) -> P
 def test_validate_rejects_degenerate_clips(tmp_path, size, rate, frames, what) -> None:
     from splice_build.output.card import Provenance, write_card
     from splice_build.output.validate import validate
-    from splice_build.output.write import write_dataset
+    from splice_build.output.writing.write import write_dataset
     from splice_build.records import Clip, ShuffledVideo, Step, VideoEntry
 
     seconds = float(frames / rate)

@@ -18,8 +18,9 @@ import pytest
 
 import splice_dataset as schema
 from splice_build.cli import main
-from splice_build.output import validate, write
+from splice_build.output import validate
 from splice_build.output.validate import parts
+from splice_build.output.writing import write
 from splice_build.running.pipeline import run_build, verified_clips
 from splice_build.running.report import load_report
 from splice_build.running.workdir import CUT_RECORD, WorkDir, file_digest

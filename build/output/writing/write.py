@@ -39,15 +39,15 @@ Choices, and why:
 - The shard count is unknown while streaming, so shards are written under temporary
   names and renamed to ``{split}-{i:05d}-of-{n:05d}.parquet`` at the end. Older shards of
   the same split are removed then, so a rebuild never leaves stale shards behind.
-- Writer options are fixed in ``splice_build.output.parquet_options`` (per-column
+- Writer options are fixed in ``splice_build.output.writing.parquet_options`` (per-column
   compression, page CRCs, content-defined chunking, the ``huggingface`` schema metadata),
   and no timestamp is written, so the same inputs give byte-identical files.
 - The question configs (``splice_dataset.TEXT_QUESTION_CONFIGS``) hold each ``text`` row's
   questions, made by ``splice_dataset.question_rows`` (what ``load(format=)`` maps) with the
   default seed, so the Hub's viewer pages the questions a user loads; each is a series of
   its own, since its rows are questions, not videos.
-- The rows are ``splice_build.output.rows.video_row``'s, in the pipeline's video-id order
-  (``check_order``); what was written is a ``splice_build.output.shards.WriteResult``.
+- The rows are ``splice_build.output.writing.rows.video_row``'s, in the pipeline's video-id order
+  (``check_order``); what was written is a ``splice_build.output.writing.shards.WriteResult``.
 """
 
 from __future__ import annotations
@@ -62,10 +62,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from splice_build.output.parquet_options import open_parquet_writer
-from splice_build.output.rows import check_order, video_row
-from splice_build.output.shards import ShardInfo, WriteResult, shard_info
 from splice_build.output.stats import VideoStats
+from splice_build.output.writing.parquet_options import open_parquet_writer
+from splice_build.output.writing.rows import check_order, video_row
+from splice_build.output.writing.shards import ShardInfo, WriteResult, shard_info
 from splice_build.records import ShuffledVideo
 from splice_dataset import (
     CLIP_CONFIGS,

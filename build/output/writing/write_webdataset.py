@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import splice_dataset as schema
-from splice_build.output.rows import check_order, video_row
-from splice_build.output.write import MAX_SHARD_BYTES
+from splice_build.output.writing.rows import check_order, video_row
+from splice_build.output.writing.write import MAX_SHARD_BYTES
 from splice_build.records import ShuffledVideo
 
 _TAR_BLOCK = 512
