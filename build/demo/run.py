@@ -12,16 +12,21 @@ scored with the metric.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import splice_dataset as schema
+from splice_build.demo.present import (
+    CUTS_DIR,
+    SOURCES_DIR,
+    load_like_a_user,
+    score_random_baseline,
+    score_table,
+    walkthrough,
+)
 from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.running.executors import add_workers_argument
-from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
 from splice_build.running.report import REPORT_TXT, load_report
 from splice_build.stages import ingest
 
@@ -33,8 +38,6 @@ DEMO_ANNOTATIONS = "demo/coin_demo.json"
 # Inside the demo's work folder: the rendered sources, and the build's own work folder
 # beside them (a build's work folder may not hold its sources). `ownership` knows the names:
 # the README's build after the demo uses this folder as its work folder.
-SOURCES_DIR = DEMO_SOURCES
-CUTS_DIR = DEMO_CUTS
 
 
 def demo_annotations_path() -> Path:
@@ -90,65 +93,6 @@ def build_demo(
             "demo build failed validation:\n" + "\n".join(str(p) for p in result.problems)
         )
     return out_dir
-
-
-def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
-    """Score random answers, given as model-style text, on a loaded build
-    (`load_like_a_user`) through the metric loaded with ``evaluate.load``."""
-    import evaluate
-
-    import splice_metric
-    from splice_eval.run import prompts
-
-    rng = random.Random(seed)
-    predictions, references = [], []
-    for row in dataset:
-        labels = list(range(1, row[schema.NUM_CLIPS] + 1))
-        rng.shuffle(labels)
-        predictions.append(prompts.answer_text(labels))
-        references.append(row[schema.ANSWER]["order"])
-    metric = evaluate.load(splice_metric.path(), "text")
-    return metric.compute(
-        predictions=predictions,
-        references=references,
-        random_baseline=True,
-        confidence_level=0.95,
-        seed=seed,
-    )
-
-
-def load_like_a_user(out_dir: Path) -> Any:
-    """The build loaded by its path, as the README loads it (``./splice-data`` by default)."""
-    return schema.load("video_text", source=str(out_dir))
-
-
-METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", "kendall_tau")
-
-
-def _walkthrough(row: dict[str, Any]) -> str:
-    """What a user does next, shown on the first video: prompt, answer, parse, score."""
-    from splice_eval.run import prompts
-
-    prompt = prompts.build_prompt(row, "video_text")
-    lines = [
-        f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
-        f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),
-        "Prompt (video_text config, clips attached as Video 1..n):",
-        "  " + prompt.text.replace("\n", "\n  ")[:1200],
-        *(f"  [{c.heading}] <clip {c.number}>" for c in prompt.clips),
-        f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",
-    ]
-    return "\n".join(lines)
-
-
-def _score_table(scores: dict) -> str:
-    base = scores["random_baseline"]
-    rows = [f"{'metric':18s} {'random answers':>24s} {'exact expectation':>18s}"]
-    for m in METRICS:
-        ci = scores.get("confidence_intervals", {}).get(m)
-        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-        rows.append(f"{m:18s} {scores[m]:8.4f}{interval:>16s} {base[m]:18.4f}")
-    return "\n".join(rows)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -270,13 +214,13 @@ def run(args: argparse.Namespace) -> int:
     # a relative folder as ./NAME: a bare name is a Hub id wherever no such folder is
     shown = out if out.is_absolute() else f"./{out}"
     print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
-    print(_walkthrough(dataset[0]))
+    print(walkthrough(dataset[0]))
     scores = score_random_baseline(dataset, args.seed)
     print(
         f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
         "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
     )
-    print(_score_table(scores))
+    print(score_table(scores))
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")
     print(f"\nsplice demo: scoring the baselines for the leaderboard {board}/", flush=True)
     print(make_board(board, out))

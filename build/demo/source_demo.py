@@ -54,7 +54,7 @@ def build_source_demo(
     seed: int = 0,
 ) -> Path:
     """Build ``source``'s demo folder (refused if it fails validation) and return it."""
-    from splice_build.demo.run import CUTS_DIR, SOURCES_DIR
+    from splice_build.demo.present import CUTS_DIR, SOURCES_DIR
     from splice_build.running.pipeline import BuildConfig, run_build
 
     release = demo_release(source)
@@ -94,11 +94,11 @@ def make_board(board: Path, out: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice_build.demo.run import (
-        _score_table,
-        _walkthrough,
+    from splice_build.demo.present import (
         load_like_a_user,
         score_random_baseline,
+        score_table,
+        walkthrough,
     )
     from splice_build.sources import registry
 
@@ -127,13 +127,13 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_like_a_user(out)
     shown = out if out.is_absolute() else f"./{out}"
     print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
-    print(_walkthrough(dataset[0]))
+    print(walkthrough(dataset[0]))
     scores = score_random_baseline(dataset, args.seed)
     print(
         f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
         "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
     )
-    print(_score_table(scores))
+    print(score_table(scores))
     print(f"\nsplice demo: scoring the baselines for the leaderboard {args.board}/", flush=True)
     print(make_board(args.board, out))
     return 0

@@ -1,0 +1,75 @@
+"""What both demos show once their build is made (`run` for COIN, `source_demo` for another
+source): the build loaded as a user loads it, random answers scored through
+``evaluate.load``, the first row's prompt and answer, and the score table. Its own module so
+that the two demos share it without importing each other."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import splice_dataset as schema
+from splice_build.running.ownership import DEMO_CUTS, DEMO_SOURCES
+
+SOURCES_DIR = DEMO_SOURCES
+CUTS_DIR = DEMO_CUTS
+
+
+def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
+    """Score random answers, given as model-style text, on a loaded build
+    (`load_like_a_user`) through the metric loaded with ``evaluate.load``."""
+    import evaluate
+
+    import splice_metric
+    from splice_eval.run import prompts
+
+    rng = random.Random(seed)
+    predictions, references = [], []
+    for row in dataset:
+        labels = list(range(1, row[schema.NUM_CLIPS] + 1))
+        rng.shuffle(labels)
+        predictions.append(prompts.answer_text(labels))
+        references.append(row[schema.ANSWER]["order"])
+    metric = evaluate.load(splice_metric.path(), "text")
+    return metric.compute(
+        predictions=predictions,
+        references=references,
+        random_baseline=True,
+        confidence_level=0.95,
+        seed=seed,
+    )
+
+
+def load_like_a_user(out_dir: Path) -> Any:
+    """The build loaded by its path, as the README loads it (``./splice-data`` by default)."""
+    return schema.load("video_text", source=str(out_dir))
+
+
+METRICS = ("binary_accuracy", "hamming_accuracy", "lcs_ratio", "edit_distance", "kendall_tau")
+
+
+def walkthrough(row: dict[str, Any]) -> str:
+    """What a user does next, shown on the first video: prompt, answer, parse, score."""
+    from splice_eval.run import prompts
+
+    prompt = prompts.build_prompt(row, "video_text")
+    lines = [
+        f"First row: video {row[schema.VIDEO_ID]} ({row[schema.TASK]}, {row[schema.DOMAIN]}), "
+        f"{row[schema.NUM_CLIPS]} clips: " + ", ".join(c["path"] for c in row[schema.CLIPS]),
+        "Prompt (video_text config, clips attached as Video 1..n):",
+        "  " + prompt.text.replace("\n", "\n  ")[:1200],
+        *(f"  [{c.heading}] <clip {c.number}>" for c in prompt.clips),
+        f"Answer kept apart from the inputs: answer.order = {row[schema.ANSWER]['order']}",
+    ]
+    return "\n".join(lines)
+
+
+def score_table(scores: dict) -> str:
+    base = scores["random_baseline"]
+    rows = [f"{'metric':18s} {'random answers':>24s} {'exact expectation':>18s}"]
+    for m in METRICS:
+        ci = scores.get("confidence_intervals", {}).get(m)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        rows.append(f"{m:18s} {scores[m]:8.4f}{interval:>16s} {base[m]:18.4f}")
+    return "\n".join(rows)
