@@ -302,7 +302,7 @@ def source_sections(source: SourceCard | None) -> dict[str, str]:
             {k: getattr(source, k) for k in SOURCE_FIELDS}
         )
     parts = _MARKER.split(text)[1:]  # the preface before the first marker says what this is
-    sections = {name: body.strip("\n") for name, body in zip(parts[::2], parts[1::2])}
+    sections = {name: body.strip("\n") for name, body in zip(parts[::2], parts[1::2], strict=True)}
     # the source's BibTeX joins SPLICE's block; a citation in words follows it
     bibtex, after = sections.pop("source_bibtex", ""), sections.pop("cite_after", "")
     sections["source_bibtex"] = f"\n{bibtex}\n" if bibtex else ""

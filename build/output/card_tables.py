@@ -38,10 +38,8 @@ _SOURCE_BLURB = {
     "video_id": "the source video's id",
     "task": "the source's task",
     "domain": "the source's domain (a source without domains: its name)",
-    "recipe_type": "null in this build (the task id of COIN's taxonomy, which no other "
-    "source has)",
-    "coin_subset": "null in this build (COIN's own split of a video, which no other source "
-    "keeps)",
+    "recipe_type": "null in this build (the task id of COIN's taxonomy, which no other source has)",
+    "coin_subset": "null in this build (COIN's own split of a video, which no other source keeps)",
     "step_ids": "each clip's step id in its source (its own id, else a stable hash of the "
     "task and caption), in label order",
 }
