@@ -3,8 +3,10 @@
 The YAML is assembled with ``datasets``' and ``huggingface_hub``'s own serialisers
 (``MetadataConfigs`` for ``configs:``, ``DatasetInfosDict`` for ``dataset_info:``,
 ``DatasetCardData`` for the rest), so it is exactly what ``push_to_hub`` would write, minus
-its bugs with default configs. The body comes from ``templates/card.md``; the repository's
-own README.md is rendered from the same template with another ``title``, ``intro`` and
+its bugs with default configs. The body comes from ``templates/card.md``, with the sections
+only a card's source can say from ``templates/coin.md`` (COIN's words and figures, as they
+always were) or ``templates/source.md`` (any other source, from its ``SourceCard``); the
+repository's own README.md is rendered from the same template with another ``title``, ``intro`` and
 ``extra_sections``, without the ``built_with`` link to itself (and ``front_matter=False`` if
 GitHub should not show the YAML). A build's card is read on the Hub by people without this
 code: it says how to load, decode and score with ``datasets`` and ``evaluate`` alone, and
