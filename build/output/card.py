@@ -3,8 +3,10 @@
 The YAML is assembled with ``datasets``' and ``huggingface_hub``'s own serialisers
 (``MetadataConfigs`` for ``configs:``, ``DatasetInfosDict`` for ``dataset_info:``,
 ``DatasetCardData`` for the rest), so it is exactly what ``push_to_hub`` would write, minus
-its bugs with default configs. The body comes from ``templates/card.md``; the repository's
-own README.md is rendered from the same template with another ``title``, ``intro`` and
+its bugs with default configs. The body comes from ``templates/card.md``, with the sections
+only a card's source can say from ``templates/coin.md`` (COIN's words and figures, as they
+always were) or ``templates/source.md`` (any other source, from its ``SourceCard``); the
+repository's own README.md is rendered from the same template with another ``title``, ``intro`` and
 ``extra_sections``, without the ``built_with`` link to itself (and ``front_matter=False`` if
 GitHub should not show the YAML). A build's card is read on the Hub by people without this
 code: it says how to load, decode and score with ``datasets`` and ``evaluate`` alone, and
@@ -18,7 +20,9 @@ card's users have always found them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.resources
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -81,14 +85,21 @@ CODE_PLACEHOLDER = "https://github.com/ORG/splice-benchmark"
 # Score need only `datasets` and `evaluate`, and this one marked paragraph is the card's only
 # pointer to the code (tests check the rest of a card names none of it).
 CODE_REPOSITORY = CODE_PLACEHOLDER
-BUILT_WITH = (
-    f"**Built with** the SPLICE code, [`splice-benchmark`]({CODE_REPOSITORY}): it builds this "
-    "dataset from COIN (or imports the authors' release) and holds the rest: frame sampling "
-    "as in the paper, the paper's prompts, baselines, model runners (OpenAI-compatible "
-    "endpoints, transformers, lmms-eval, VLMEvalKit), the human ordering protocol and a "
-    "results report; its `docs/` folder is the manual. Nothing below needs it: every config "
-    "is plain Parquet for `datasets`, and the metric is an `evaluate` module on the Hub."
-)
+
+
+def built_with_paragraph(origin: str = "from COIN (or imports the authors' release)") -> str:
+    """The card's one paragraph naming the code; ``origin``: what it builds this card from."""
+    return (
+        f"**Built with** the SPLICE code, [`splice-benchmark`]({CODE_REPOSITORY}): it builds "
+        f"this dataset {origin} and holds the rest: frame sampling as in the paper, the "
+        "paper's prompts, baselines, model runners (OpenAI-compatible endpoints, "
+        "transformers, lmms-eval, VLMEvalKit), the human ordering protocol and a results "
+        "report; its `docs/` folder is the manual. Nothing below needs it: every config is "
+        "plain Parquet for `datasets`, and the metric is an `evaluate` module on the Hub."
+    )
+
+
+BUILT_WITH = built_with_paragraph()
 _CONFIG_BLURB = {
     "video": "the clips only",
     "video_text": "the clips and their step captions",
@@ -118,7 +129,7 @@ def card_data(written: WriteResult, provenance: Provenance | None = None) -> Dat
     data = DatasetCardData(
         license=source.license if other else LICENSE,
         language="en",
-        pretty_name="SPLICE",
+        pretty_name=f"SPLICE from {source.title}" if other else "SPLICE",
         task_categories=TASK_CATEGORIES,
         tags=[source.name if other and t == "coin" else t for t in TAGS]
         + ([STAND_IN_TAG] if provenance and provenance.stand_in else []),
@@ -264,7 +275,44 @@ def source_texts(source: SourceCard | None) -> dict[str, str]:
             f"{source.license_note}. Cite: {source.citation}."
         ),
         "stand_in_notice": stand_in_notice(source.title),
+        "built_with": built_with_paragraph(f"from the annotations of {source.title}"),
     }
+
+
+_MARKER = re.compile(r"^<!-- (\w+) -->\n", re.M)
+
+
+@functools.cache
+def _template(name: str) -> str:
+    return (
+        importlib.resources.files("splice_build")
+        .joinpath("output", "templates", name)
+        .read_text("utf-8")
+    )
+
+
+def source_sections(source: SourceCard | None) -> dict[str, str]:
+    """The card's sections that only its source can say (source data, annotations,
+    people, biases, limitations, licence, citation): COIN's own words and figures from
+    ``templates/coin.md`` for a COIN card (``source`` None or COIN), else
+    ``templates/source.md`` filled with the ``SourceCard``, so no other source's card
+    carries COIN's counts, licence or taxonomy-prior figure."""
+    coin = source is None or source.name == "coin"
+    text = _template("coin.md")
+    if not coin:
+        text = Template(_template("source.md")).substitute(
+            {k: getattr(source, k) for k in SOURCE_FIELDS}
+        )
+    parts = _MARKER.split(text)[1:]  # the preface before the first marker says what this is
+    sections = {name: body.strip("\n") for name, body in zip(parts[::2], parts[1::2], strict=True)}
+    # the source's BibTeX joins SPLICE's block; a citation in words follows it
+    bibtex, after = sections.pop("source_bibtex", ""), sections.pop("cite_after", "")
+    sections["source_bibtex"] = f"\n{bibtex}\n" if bibtex else ""
+    sections["cite_after"] = f"\n{after}\n" if after else ""
+    return sections
+
+
+SOURCE_FIELDS = ("name", "title", "license", "license_note", "citation", "videos")
 
 
 def render_card(
@@ -286,6 +334,7 @@ def render_card(
     own README, which is that code's front page, passes ``""``).
     """
     stats = stats if stats is not None else compute_stats(written.videos)
+    coin = provenance.source is None or provenance.source.name == "coin"
     config_rows = "\n".join(
         f"| `{c}`{' (default)' if c == DEFAULT_CONFIG else ''} | {_CONFIG_BLURB[c]} | "
         + ", ".join(f"`{x}`" for x in columns(c))
@@ -294,12 +343,7 @@ def render_card(
     )
     extra = "".join(f"\n## {heading}\n\n{body.strip()}\n" for heading, body in extra_sections)
     yaml = card_data(written, provenance).to_yaml()
-    template = Template(
-        importlib.resources.files("splice_build")
-        .joinpath("output", "templates", "card.md")
-        .read_text("utf-8")
-    )
-    return template.substitute(
+    return Template(_template("card.md")).substitute(
         front_matter=f"---\n{yaml}\n---\n\n" if front_matter else "",
         title=title,
         dataset_id=DATASET_PLACEHOLDER,
@@ -307,7 +351,7 @@ def render_card(
         stand_in_notice=stand_in_notice if provenance.stand_in else "",
         intro=intro.strip(),
         built_with=f"\n{built_with.strip()}\n" if built_with.strip() else "",
-        field_rows=field_rows(),
+        field_rows=field_rows(coin=coin),
         split=written.split,
         video_dir=shard_dir("video"),
         video_text_dir=shard_dir("video_text"),
@@ -318,7 +362,7 @@ def render_card(
         datasets_min=DATASETS_MIN_VERSION,
         download_note=_download_note(written),
         config_rows=config_rows,
-        stats_summary=stats_summary(stats),
+        stats_summary=stats_summary(stats, paper=coin),
         table1=markdown_table(TABLE1_HEADER, table1_rows(stats)),
         table6=markdown_table(TABLE6_HEADER, table6_rows(stats)),
         under_label=BIN_LABELS[0],
@@ -326,6 +370,7 @@ def render_card(
         domain_table=domain_table(stats),
         provenance=provenance_block(provenance, written),
         extra_sections=extra,
+        **source_sections(provenance.source),
     )
 
 
@@ -355,6 +400,7 @@ __all__ = [
     "TABLE6_HEADER",
     "Provenance",
     "ReleaseSource",
+    "built_with_paragraph",
     "card_data",
     "domain_table",
     "field_rows",
@@ -362,6 +408,7 @@ __all__ = [
     "markdown_table",
     "provenance_json",
     "render_card",
+    "source_sections",
     "source_texts",
     "stats_summary",
     "table1_rows",

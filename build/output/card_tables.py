@@ -34,6 +34,16 @@ _FIELD_BLURB = {
     "labels": "the labels of the clips the question shows, in the order shown",
     "options": "the candidate answers, each a sequence of labels",
 }
+# The same on a card of another source than COIN, which says nothing of COIN's taxonomy.
+_SOURCE_BLURB = {
+    "video_id": "the source video's id",
+    "task": "the source's task",
+    "domain": "the source's domain (a source without domains: its name)",
+    "recipe_type": "null in this build (the task id of COIN's taxonomy, which no other source has)",
+    "coin_subset": "null in this build (COIN's own split of a video, which no other source keeps)",
+    "step_ids": "each clip's step id in its source (its own id, else a stable hash of the "
+    "task and caption), in label order",
+}
 _ANSWER_BLURB = {
     "order": "the labels in chronological order (the reference)",
     "segments": "each clip's start and end in the source video, in label order",
@@ -77,13 +87,14 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def stats_summary(stats: BuildStats) -> str:
-    """The card's statistics sentence (``splice validate`` recomputes it from the rows)."""
+def stats_summary(stats: BuildStats, paper: bool = True) -> str:
+    """The card's statistics sentence (``splice validate`` recomputes it from the rows);
+    ``paper``: beside the paper's curated COIN build's counts (a COIN card only)."""
     return (
         f"{counted(stats.videos, 'video')} from {counted(len(stats.domains), 'domain')} "
         f"and {counted(stats.tasks, 'task')}, segmented into {counted(stats.clips, 'clip')}; "
         f"{stats.duration / 3600:.2f} hours of "
-        "clips. (The paper's curated build: 3,381 videos, 11,423 clips.)"
+        "clips." + (" (The paper's curated build: 3,381 videos, 11,423 clips.)" if paper else "")
     )
 
 
@@ -112,9 +123,11 @@ def _type_name(feature: Any) -> str:
     raise TypeError(f"no name for the feature {feature!r}")
 
 
-def field_rows() -> str:
+def field_rows(coin: bool = True) -> str:
     """The card's Fields table: every column of every written config, its type from the
-    schema (``features``), what it holds and the configs that have it."""
+    schema (``features``), what it holds and the configs that have it (``coin``: in COIN's
+    words, else in any source's)."""
+    own = {} if coin else _SOURCE_BLURB
     seen: dict[tuple[str, str], list[str]] = {}
     for config in WRITTEN_CONFIGS:
         for name, feature in features(config).items():
@@ -123,10 +136,10 @@ def field_rows() -> str:
     for (name, type_name), configs in seen.items():
         if name == "answer":
             parts = features(configs[0])[name]
-            about = "; ".join(f"`{k}`: {_ANSWER_BLURB[k]}" for k in parts)
+            about = "; ".join(f"`{k}`: {own.get(k, _ANSWER_BLURB[k])}" for k in parts)
             about = f"never a model input: {about}"
         else:
-            about = _FIELD_BLURB[name]
+            about = own.get(name, _FIELD_BLURB[name])
         shown = "all" if len(configs) == len(WRITTEN_CONFIGS) else ", ".join(configs)
         rows.append((f"`{name}`", f"`{type_name}`", about, shown))
     return markdown_table(("field", "type", "what it holds", "configs"), rows)

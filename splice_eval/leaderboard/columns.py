@@ -88,6 +88,32 @@ def _metric_description(metric: str) -> str:
     return _METRIC_WORDS[metric]
 
 
+# The source a board's build was cut from, as its card names it (``BoardConfig.source_title``):
+# COIN's boards, and every board made before other sources were read.
+COIN = "COIN"
+CONTAMINATION = "contamination"
+
+
+def _contamination(source: str = COIN) -> Column:
+    """The one declaration of the contamination column, for a board of ``source``."""
+    return Column(
+        CONTAMINATION,
+        f"{source} in training?",
+        TEXT,
+        True,
+        f"the submitter's declaration whether the training data includes {source} or its videos",
+    )
+
+
+def for_source(columns: tuple[Column, ...], source: str = COIN) -> tuple[Column, ...]:
+    """``columns`` as a board of ``source`` labels them: its contamination column asks
+    whether that source (not COIN) was in the training data."""
+    if source == COIN:
+        return columns
+    own = _contamination(source)
+    return tuple(own if c.name == CONTAMINATION else c for c in columns)
+
+
 def _columns() -> tuple[Column, ...]:
     head = [
         Column(
@@ -160,13 +186,7 @@ def _columns() -> tuple[Column, ...]:
         Column("generation", "generation", TEXT, False, "generation settings"),
         Column("date", "date", TEXT, True, "when the answers were produced"),
         Column("submitter", "submitter", TEXT, False, "who submitted the entry"),
-        Column(
-            "contamination",
-            "COIN in training?",
-            TEXT,
-            True,
-            "the submitter's declaration whether the training data includes COIN or its videos",
-        ),
+        _contamination(),
         Column("contamination_note", "contamination note", TEXT, False, "what was declared"),
         Column("paper", "source", TEXT, False, "where a reported row's figures come from"),
     ]
@@ -230,17 +250,19 @@ def view_columns(
     metric: str = DEFAULT_METRIC,
     extra: tuple[str, ...] = (),
     stand_in: bool = False,
+    source: str = COIN,
 ) -> tuple[Column, ...]:
     """What every view of a ranking shows (``show``, the Markdown and HTML exports, the
     page): the columns shown by default, those named in ``extra``, the ranked metric's
     column (``<config>.<metric>``: a ranking always shows what it ranks by) and, on a
-    stand-in build, ``stand_in``; with ``config``, only that config's metric columns."""
+    stand-in build, ``stand_in``; with ``config``, only that config's metric columns;
+    labelled for the board's ``source`` (`for_source`)."""
     ranked = metric_column(config or DEFAULT_CONFIG, metric)
     wanted = {c.name for c in COLUMNS if c.shown} | set(extra) | {ranked}
     if stand_in:
         wanted.add(STAND_IN)
     return tuple(
         c
-        for c in COLUMNS
+        for c in for_source(COLUMNS, source)
         if c.name in wanted and (config is None or c.config is None or c.config == config)
     )

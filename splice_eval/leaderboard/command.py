@@ -16,12 +16,16 @@ import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import splice_dataset as sd
 from splice_build.cli import int_at_least
 from splice_build.errors import UserError
 from splice_eval.leaderboard import columns as col
 from splice_eval.leaderboard import store
+
+if TYPE_CHECKING:
+    from splice_build.output.card_reader import CardInfo
 
 ACTIONS = ("init", "add", "remove", "rescore", "show", "export", "serve", "space", "push")
 WEB = {
@@ -261,6 +265,7 @@ def init_board(
             resamples=resamples,
             created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             stand_in=card.stand_in,
+            source_title=_source_title(card),
         )
         store.write_config(staged, cfg)
         store.write_videos(staged, found)
@@ -281,6 +286,12 @@ def init_board(
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     return len(found.ids), card.build_id
+
+
+def _source_title(card: CardInfo) -> str:
+    """The build's source as its card names it (``splice_build.source.title``); COIN's."""
+    title = (card.source_identity or {}).get("title") if card.source != "coin" else None
+    return title if isinstance(title, str) and title.strip() else col.COIN
 
 
 def run_add(args: argparse.Namespace) -> int:

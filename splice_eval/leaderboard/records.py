@@ -39,6 +39,9 @@ class BoardConfig:
     # the build's card says splice_build.stand_in: its clips were cut from rendered
     # stand-in videos (the demo's), not COIN's; every view says so (STAND_IN_NOTE)
     stand_in: bool = False
+    # the build's source as its card names it (`columns.for_source` labels the board's
+    # contamination column with it): COIN on a board made before other sources were read
+    source_title: str = "COIN"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Provenance:
     generation: Mapping[str, Any] = field(default_factory=dict)  # temperature, max tokens..
     date: str = ""
     submitter: str = ""
-    contamination: str = ""  # "yes" | "no" | "unknown": training data includes COIN?
+    contamination: str = ""  # "yes" | "no" | "unknown": training data includes the source?
     contamination_note: str = ""
     paper: str = ""  # a reference: where the figures come from (e.g. "Table 2")
 

@@ -52,7 +52,9 @@ def view_columns(
 ) -> tuple[col.Column, ...]:
     """``columns.view_columns`` for this board: the error column only when an entry has one
     (an always-empty column costs every view its width)."""
-    columns = col.view_columns(config, metric, stand_in=board.stand_in)
+    columns = col.view_columns(
+        config, metric, stand_in=board.stand_in, source=board.config.source_title
+    )
     errors = any(r.get("error") for r in rows)
     return tuple(c for c in columns if c.name != "error" or errors)
 

@@ -105,7 +105,7 @@ def _config_problem(key: str, value: object) -> str:
     """What is wrong with one board.yaml value ("" when nothing)."""
     from splice_eval.leaderboard.statistics import MIN_RESAMPLES
 
-    if key in ("build_id", "data", "metric_version", "created"):
+    if key in ("build_id", "data", "metric_version", "created", "source_title"):
         return "" if isinstance(value, str) and len(value) <= 500 else "must be text"
     if key == "stand_in":
         return "" if isinstance(value, bool) else "must be true or false"

@@ -170,6 +170,26 @@ def test_leaderboard_init_has_no_paper_rows_and_no_coin_prior(source, tmp_path):
     assert not [e for e in entries if e.startswith("paper-")]
     assert not [e for e in entries if "taxonomy" in e]
     assert any("identity" in e for e in entries) and "random-exact" in entries
+    # the contamination column asks after the board's own source, in every view
+    title = read_card(build).source_identity["title"]
+    assert f"source_title: {title}" in (board / "board.yaml").read_text("utf-8")
+    code, shown, err = splice("leaderboard", "show", "--board", board)
+    assert code == 0, err
+    code, _, err = splice("leaderboard", "export", "--board", board, "--out", tmp_path / "b.md")
+    assert code == 0, err
+    exported = (tmp_path / "b.md").read_text("utf-8")
+    from dataclasses import replace
+
+    from splice_eval.leaderboard import table
+    from splice_eval.leaderboard.records import Provenance
+    from splice_eval.leaderboard.web import board_view, entry_view
+
+    loaded = table.load_board(board)
+    headers = " ".join(board_view.render_board(loaded).table.headers)
+    declared = replace(loaded.entries[0], provenance=Provenance(contamination="no"))
+    entry = entry_view.provenance(declared, loaded.config.source_title).replace("\\", "")
+    for view in (shown, exported, headers, entry):
+        assert "COIN" not in view and f"{title} in training?" in view, view
     code, _, err = splice(
         "leaderboard", "init", "--board", tmp_path / "b2", "--data", build,
         "--baselines", "taxonomy-prior",

@@ -95,7 +95,7 @@ def check_facts(card: CardInfo, shards: WriteResult) -> list[Problem]:
                 problems.append(Problem(CARD, what))
     stats = compute_stats(shards.videos)
     for name, part in (
-        ("the statistics sentence", stats_summary(stats)),
+        ("the statistics sentence", stats_summary(stats, paper=card.source == "coin")),
         ("Table 6", markdown_table(TABLE6_HEADER, table6_rows(stats))),
         ("the domain table", domain_table(stats)),
     ):

@@ -112,13 +112,15 @@ def sort_rows(rows: Sequence[dict[str, Any]], name: str, descending: bool) -> li
     return sorted(present, key=key, reverse=descending) + missing
 
 
-def shown_columns(filters: Filters, rows: Sequence[dict[str, Any]] = ()) -> tuple[col.Column, ...]:
+def shown_columns(
+    filters: Filters, rows: Sequence[dict[str, Any]] = (), source: str = col.COIN
+) -> tuple[col.Column, ...]:
     """What ``show`` shows for the same ranking (``columns.view_columns``: the ranked
     metric's column always) and the columns the visitor added; the error column only when
     an entry has one. A stand-in build is said by the banner above (``header``), not by a
-    column of "yes" the window has no width for."""
+    column of "yes" the window has no width for. Labelled for the board's ``source``."""
     config = None if filters.config == ALL_CONFIGS else filters.config
-    chosen = col.view_columns(config, filters.metric, filters.extra_columns)
+    chosen = col.view_columns(config, filters.metric, filters.extra_columns, source=source)
     errors = "error" in filters.extra_columns or any(r.get("error") for r in rows)
     return tuple(c for c in chosen if c.name != "error" or errors)
 
@@ -271,7 +273,7 @@ def render_board(board: Board, filters: Filters = Filters()) -> Rendered:
     return Rendered(
         header=header(board),
         method=ranking_method(board, filters),
-        table=table(rows, shown_columns(filters, rows)),
+        table=table(rows, shown_columns(filters, rows, board.config.source_title)),
         choices=choices(everything),
         params=params_range(everything),
         plot=params_plot(rows, filters),

@@ -71,9 +71,10 @@ def title(entries: Sequence[Entry], board: Board) -> str:
     return "\n\n".join(lines)
 
 
-def provenance(entry: Entry) -> str:
+def provenance(entry: Entry, source: str = col.COIN) -> str:
     """A two-column Markdown table of the provenance fields, labelled as ``columns`` labels
-    them; values escaped cell by cell."""
+    them on a board of ``source``; values escaped cell by cell."""
+    labels = {c.name: c.label for c in col.for_source(col.COLUMNS, source)}
     values = entry.provenance.as_dict()
     lines = ["### Provenance", "", "| field | value |", "|---|---|"]
     for name in col.PROVENANCE_COLUMNS:
@@ -82,7 +83,7 @@ def provenance(entry: Entry) -> str:
             value = text.plain(value)
         if value in (None, "", {}):
             continue
-        lines.append(f"| {text.md(col.BY_NAME[name].label)} | {text.md(value)} |")
+        lines.append(f"| {text.md(labels[name])} | {text.md(value)} |")
     if len(lines) == 4:
         lines.append("| (none stated) | |")
     return "\n".join(lines)
@@ -186,7 +187,7 @@ def render_entry(board: Board, slug: str) -> EntryPage | None:
     clips = shown.breakdowns.get("num_clips", {})
     return EntryPage(
         title=title(entries, board),
-        provenance=provenance(entries[0]),
+        provenance=provenance(entries[0], board.config.source_title),
         scores=scores(entries, board),
         breakdowns=breakdowns(entries),
         clip_plot=by_clip_count(clips, reference_lines(board, shown.config, list(clips)), label),

@@ -96,7 +96,7 @@ def build_page(board: Board, submit_tab: Callable[[Any], None] | None = None) ->
         gr.Markdown(first.header, elem_id="board-header", latex_delimiters=[])
         with gr.Tabs(selected=BOARD_TAB) as tabs:
             with gr.Tab("Board", id=BOARD_TAB):
-                board_tab = _board_tab(gr, first)
+                board_tab = _board_tab(gr, first, board.config.source_title)
             with gr.Tab("Entry", id=ENTRY_TAB):
                 entry_tab = _entry_tab(gr, list(first.entries))
             if submit_tab is not None:
@@ -107,7 +107,7 @@ def build_page(board: Board, submit_tab: Callable[[Any], None] | None = None) ->
     return demo
 
 
-def _board_tab(gr: Any, first: Rendered) -> _BoardTab:
+def _board_tab(gr: Any, first: Rendered, source: str) -> _BoardTab:
     low, high = first.params
     method = gr.Markdown(first.method, elem_id="ranking-method", latex_delimiters=[])
     with gr.Row():
@@ -134,10 +134,11 @@ def _board_tab(gr: Any, first: Rendered) -> _BoardTab:
                               elem_id="params-unknown")  # fmt: skip
     with gr.Row():
         sortable = [("rank (as ranked)", "rank")]
-        sortable += [(c.label, c.name) for c in col.COLUMNS if c.type != col.RANK]
+        labelled = col.for_source(col.COLUMNS, source)  # as the board's source names it
+        sortable += [(c.label, c.name) for c in labelled if c.type != col.RANK]
         sort_by = gr.Dropdown(sortable, value="rank", label="sort by", elem_id="sort-by")
         descending = gr.Checkbox(False, label="descending", elem_id="descending")
-        columns = gr.Dropdown([(c.label, c.name) for c in col.COLUMNS if not c.shown],
+        columns = gr.Dropdown([(c.label, c.name) for c in labelled if not c.shown],
                               value=[], multiselect=True, label="more columns",
                               elem_id="columns")  # fmt: skip
     # the whole table in the page (no box of its own to scroll down), columns sized to fit
@@ -180,7 +181,7 @@ def _wire_board(gr: Any, board: Board, tab: _BoardTab, params: tuple[float, floa
     def refresh(*values):
         filters = _filters(list(values), low, high)
         rows = rows_for(board, filters)
-        t = table(rows, shown_columns(filters, rows))
+        t = table(rows, shown_columns(filters, rows, board.config.source_title))
         frame = gr.update(value=_frame(t), datatype=list(t.datatypes), column_widths=list(t.widths))
         return frame, list(t.slugs), params_plot(rows, filters), ranking_method(board, filters)
 

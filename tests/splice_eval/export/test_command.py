@@ -194,3 +194,16 @@ def test_a_stale_vlmevalkit_export_is_named(vlm_exported, tmp_path, monkeypatch,
     left.unlink()
     assert splice_main(check) == 0
     capsys.readouterr()
+
+
+def test_the_lmms_eval_readme_describes_the_data_of_any_source():
+    """The task's card serves a build of any source (issue 48): its words on the data name
+    no one source; COIN only as the paper's."""
+    readme = next(
+        f.text
+        for f in files_for("lmms-eval", DATASET)
+        if f.path == f"{lmms_eval.TASK_FOLDER}/README.md"
+    )
+    about = readme.split("\n## ", 1)[0]  # the card's description of the data
+    assert "step-annotated" in about and "any" in about
+    assert all("the paper" in line for line in about.splitlines() if "COIN" in line), about
