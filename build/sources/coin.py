@@ -166,6 +166,8 @@ def load_annotations(path: str | Path) -> IngestResult:
     database = root["database"]
     if not isinstance(database, dict):
         raise UserError(f'{path}: "database" is {_kind(database)}, expected an object')
+    if not database:
+        raise UserError(f'annotation file {path}: its "database" is empty; no video')
     entries, skips = parse_database(database)
     return IngestResult(
         path=path,

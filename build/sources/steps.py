@@ -69,7 +69,7 @@ def looks_like(path: Path) -> str | None:
     if first.startswith("{"):
         try:
             keys = set(json.loads(first))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             keys = {k for k in REQUIRED if f'"{k}"' in first}
     else:
         keys = {c.strip() for c in first.split(",")}
@@ -90,6 +90,8 @@ def _rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
             except json.JSONDecodeError as exc:
                 what = f"not JSON ({exc.msg}; truncated?)"
                 raise damaged(path, f"line {n}", "(the line)", what) from None
+            except RecursionError:
+                raise damaged(path, f"line {n}", "(the line)", "nested too deeply") from None
             if not isinstance(row, dict):
                 raise damaged(path, f"line {n}", "(the line)", "not a JSON object")
             rows.append((f"line {n}", row))
