@@ -80,22 +80,28 @@ def looks_like(path: Path) -> str | None:
 
 def _rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
     """(where, row) for every row of the file, as CSV or JSONL."""
-    if text.lstrip().startswith("{"):
-        rows = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                what = f"not JSON ({exc.msg}; truncated?)"
-                raise damaged(path, f"line {n}", "(the line)", what) from None
-            except RecursionError:
-                raise damaged(path, f"line {n}", "(the line)", "nested too deeply") from None
-            if not isinstance(row, dict):
-                raise damaged(path, f"line {n}", "(the line)", "not a JSON object")
-            rows.append((f"line {n}", row))
-        return rows
+    return _json_rows(path, text) if text.lstrip().startswith("{") else _csv_rows(path, text)
+
+
+def _json_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            what = f"not JSON ({exc.msg}; truncated?)"
+            raise damaged(path, f"line {n}", "(the line)", what) from None
+        except RecursionError:
+            raise damaged(path, f"line {n}", "(the line)", "nested too deeply") from None
+        if not isinstance(row, dict):
+            raise damaged(path, f"line {n}", "(the line)", "not a JSON object")
+        rows.append((f"line {n}", row))
+    return rows
+
+
+def _csv_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in reader.fieldnames or []]
     missing = [c for c in REQUIRED if c not in header]
