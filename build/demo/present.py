@@ -16,6 +16,41 @@ SOURCES_DIR = DEMO_SOURCES
 CUTS_DIR = DEMO_CUTS
 
 
+def build_stand_in(
+    annotations: Path,
+    videos: Path,
+    out_dir: Path,
+    work_dir: Path,
+    *,
+    seed: int,
+    workers: int | None,
+    progress: bool,
+    source: str = "coin",
+) -> Path:
+    """A demo's build of its rendered stand-ins (the card says so), cut in
+    ``work_dir/CUTS_DIR``; one that fails validation is an error of the demo, not the user's."""
+    from splice_build.running.pipeline import BuildConfig, run_build
+
+    result = run_build(
+        BuildConfig(
+            annotations=annotations,
+            videos=videos,
+            out=out_dir,
+            work=work_dir / CUTS_DIR,
+            seed=seed,
+            workers=workers,
+            stand_in=True,
+            progress=progress,
+            source=source,
+        )
+    )
+    if result.problems:
+        raise RuntimeError(
+            "demo build failed validation:\n" + "\n".join(str(p) for p in result.problems)
+        )
+    return out_dir
+
+
 def score_random_baseline(dataset: Any, seed: int = 0) -> dict:
     """Score random answers, given as model-style text, on a loaded build
     (`load_like_a_user`) through the metric loaded with ``evaluate.load``."""

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import splice_dataset as schema
 from splice_build.demo.present import (
-    CUTS_DIR,
     SOURCES_DIR,
+    build_stand_in,
     load_like_a_user,
     score_random_baseline,
     score_table,
@@ -70,29 +70,13 @@ def build_demo(
     seed: int = 0,
 ) -> Path:
     """Build the demo dataset folder and return its path."""
-    from splice_build.running.pipeline import BuildConfig, run_build
-
     out_dir = Path(out_dir)
     work_dir = Path(work_dir) if work_dir else out_dir.with_name(out_dir.name + "-work")
     annotations = demo_annotations_path()
     sources = render_sources(annotations, work_dir / SOURCES_DIR, progress)
-    result = run_build(
-        BuildConfig(
-            annotations=annotations,
-            videos=sources,
-            out=out_dir,
-            work=work_dir / CUTS_DIR,
-            seed=seed,
-            workers=workers,
-            stand_in=True,
-            progress=progress,
-        )
+    return build_stand_in(
+        annotations, sources, out_dir, work_dir, seed=seed, workers=workers, progress=progress
     )
-    if result.problems:
-        raise RuntimeError(
-            "demo build failed validation:\n" + "\n".join(str(p) for p in result.problems)
-        )
-    return out_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
