@@ -203,6 +203,12 @@ def test_while_a_listens_every_result_of_b_goes_to_b_and_only_b(package, tmp_pat
     )
 
 
+def _load(url: str, cookie: str, fn: dict, session: str) -> tuple[int, bytes]:
+    """A page load joined for ``session``, sent as written."""
+    body = {"data": [None], "fn_index": fn["load"], "session_hash": session}
+    return _raw(url, "POST", "/gradio_api/queue/join", cookie, body)
+
+
 def _race(url: str, a_cookie: str, b1, fn: dict, session: str) -> tuple[int, int, bytes]:
     """A opens a stream of ``session`` while B's first join names it: the two statuses, and
     what A's stream carried."""
@@ -240,8 +246,7 @@ def test_a_session_hash_is_one_annotators_even_when_another_names_it_first_or_af
         # A listens on a hash nobody used yet: it is A's, and B is refused it, loudly
         status, body = _raw(url, "GET", "/gradio_api/queue/data?session_hash=fresh", a_cookie)
         assert status == 200 and b"unexpected_error" in body  # no such session yet
-        refused = _raw(url, "POST", "/gradio_api/queue/join", _cookie(b1),
-                       {"data": [None], "fn_index": fn["load"], "session_hash": "fresh"})  # fmt: skip
+        refused = _load(url, _cookie(b1), fn, "fresh")
         assert refused[0] == 403, refused
         # A's stream and B's first join naming one new hash at once: never both served
         both = 0
@@ -269,7 +274,6 @@ def test_a_session_hash_is_one_annotators_even_when_another_names_it_first_or_af
         # and a hash A names first after the restart is A's: B's page is refused, not robbed
         status, _ = _raw(url, "GET", "/gradio_api/queue/data?session_hash=b-second", a_cookie)
         assert status == 200
-        refused = _raw(url, "POST", "/gradio_api/queue/join", _cookie(b1),
-                       {"data": [None], "fn_index": fn["load"], "session_hash": "b-second"})  # fmt: skip
+        refused = _load(url, _cookie(b1), fn, "b-second")
         assert refused[0] == 403, refused
     assert set(b_tab.streamed) <= set(b_tab.joined)
