@@ -363,14 +363,15 @@ def run(args: argparse.Namespace) -> int:
 def _run_coin(args: argparse.Namespace) -> int:
     if args.name != "taxonomy-prior":
         raise UserError("--coin works with taxonomy-prior only")
+    data = parse_annotation_json(read_bytes(args.coin, "annotation file"), args.coin)
+    if not isinstance(data, dict):
+        raise UserError(f'{args.coin}: no "database" object; expected COIN.json format')
+    # said once the file is read (a refusal is then its one line), before the slow part
     print(
         f"splice baseline taxonomy-prior: ordering the videos of {args.coin} by their steps' "
         "positions in COIN's task step lists, then scoring them",
         flush=True,
     )
-    data = parse_annotation_json(read_bytes(args.coin, "annotation file"), args.coin)
-    if not isinstance(data, dict):
-        raise UserError(f'{args.coin}: no "database" object; expected COIN.json format')
     cases = taxonomy_prior_on_coin(data.get("database", data), args.seed)
     write_predictions(
         args.out,
