@@ -365,7 +365,8 @@ def _check_human_baseline(out: Path, vids: list[str], orders: dict[str, list[int
 
 def _rebuild_demo(demo_build: Path, tmp_path: Path, curation: Path):
     """The demo built again from a copy of its work folder, with ``curation`` applied."""
-    from splice_build.demo.run import CUTS_DIR, SOURCES_DIR, demo_annotations_path
+    from splice_build.demo.present import CUTS_DIR, SOURCES_DIR
+    from splice_build.demo.run import demo_annotations_path
     from splice_build.running.pipeline import BuildConfig, run_build
 
     work = tmp_path / "work"
