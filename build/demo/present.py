@@ -108,3 +108,23 @@ def score_table(scores: dict) -> str:
         interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
         rows.append(f"{m:18s} {scores[m]:8.4f}{interval:>16s} {base[m]:18.4f}")
     return "\n".join(rows)
+
+
+def show_build(out: Path, seed: int) -> dict:
+    """What both demos print once built: the build report, the build loaded by its path,
+    the first row's prompt and answer, and random answers scored; the scores."""
+    from splice_build.running.report import REPORT_TXT
+
+    print((out / REPORT_TXT).read_text("utf-8"))
+    dataset = load_like_a_user(out)
+    # a relative folder as ./NAME: a bare name is a Hub id wherever no such folder is
+    shown = out if out.is_absolute() else f"./{out}"
+    print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
+    print(walkthrough(dataset[0]))
+    scores = score_random_baseline(dataset, seed)
+    print(
+        f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
+        "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
+    )
+    print(score_table(scores))
+    return scores

@@ -17,17 +17,10 @@ from importlib import resources
 from pathlib import Path
 
 import splice_dataset as schema
-from splice_build.demo.present import (
-    SOURCES_DIR,
-    build_stand_in,
-    load_like_a_user,
-    score_random_baseline,
-    score_table,
-    walkthrough,
-)
+from splice_build.demo.present import SOURCES_DIR, build_stand_in, show_build
 from splice_build.errors import INTERRUPTED_EXIT, UserError, ignore_further_interrupts
 from splice_build.running.executors import add_workers_argument
-from splice_build.running.report import REPORT_TXT, load_report
+from splice_build.running.report import load_report
 from splice_build.stages import ingest
 
 # The pipeline, the renderer and the prompts (and `datasets`, which `splice_dataset` loads on
@@ -193,18 +186,7 @@ def run(args: argparse.Namespace) -> int:
     where = "" if out.is_absolute() else f" ({out.resolve()})"  # run from docs/: docs/splice-data
     print(f"\nBuilt {out}/{where} from {report['counts']['videos']} real COIN annotation entries.")
     print("The source videos are rendered STAND-INS: no COIN video can be downloaded here.")
-    print((out / REPORT_TXT).read_text("utf-8"))
-    dataset = load_like_a_user(out)
-    # a relative folder as ./NAME: a bare name is a Hub id wherever no such folder is
-    shown = out if out.is_absolute() else f"./{out}"
-    print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
-    print(walkthrough(dataset[0]))
-    scores = score_random_baseline(dataset, args.seed)
-    print(
-        f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
-        "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
-    )
-    print(score_table(scores))
+    scores = show_build(out, args.seed)
     print(f"invalid_rate: {scores['invalid_rate']:.3f}")
     print(f"\nsplice demo: scoring the baselines for the leaderboard {board}/", flush=True)
     print(make_board(board, out))

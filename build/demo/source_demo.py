@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from splice_build.errors import INTERRUPTED_EXIT, ignore_further_interrupts
-from splice_build.running.report import REPORT_TXT, load_report
+from splice_build.running.report import load_report
 
 # --source name -> its bundled demo release, inside the splice_build package
 DEMOS = {"crosstask": "data/crosstask_demo"}
@@ -79,12 +79,7 @@ def make_board(board: Path, out: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from splice_build.demo.present import (
-        load_like_a_user,
-        score_random_baseline,
-        score_table,
-        walkthrough,
-    )
+    from splice_build.demo.present import show_build
     from splice_build.sources import registry
 
     title = registry.card(args.source).title
@@ -108,17 +103,7 @@ def run(args: argparse.Namespace) -> int:
     report = load_report(out)
     print(f"\nBuilt {out}/ (--source {args.source}) from {report['counts']['videos']} entries.")
     print(f"The annotations are synthetic and the videos rendered STAND-INS, not {title}'s.")
-    print((out / REPORT_TXT).read_text("utf-8"))
-    dataset = load_like_a_user(out)
-    shown = out if out.is_absolute() else f"./{out}"
-    print(f'Loaded with load_dataset("{shown}", "video_text") (splice_dataset.load).')
-    print(walkthrough(dataset[0]))
-    scores = score_random_baseline(dataset, args.seed)
-    print(
-        f"\nRandom answers for {scores['count']} videos, given as text, parsed and scored "
-        "with evaluate.load(splice_metric.path()); 95% bootstrap intervals:"
-    )
-    print(score_table(scores))
+    show_build(out, args.seed)
     print(f"\nsplice demo: scoring the baselines for the leaderboard {args.board}/", flush=True)
     print(make_board(args.board, out))
     return 0
